@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+import { Command } from 'commander'
+import { registerServe } from './commands/serve.js'
+
+const program = new Command('bernstein-a2a')
+  .description('A2A trust layer for agent orchestrators: task API, capability cards, lineage, receipts')
+  .option('--json', 'machine-readable JSON output')
+  .enablePositionalOptions(false)
+  .showHelpAfterError()
+
+registerServe(program)
+
+await program.parseAsync(process.argv)
