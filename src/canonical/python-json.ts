@@ -94,7 +94,7 @@ export function parsePythonJson(text: string): PyValue {
  */
 export function pythonFloatRepr(x: number): string {
   if (typeof x !== 'number') throw new TypeError('pythonFloatRepr expects a number')
-  if (!Number.isFinite(x)) throw new RangeError(`Out of range float values are not JSON compliant: ${String(x)}`)
+  if (!Number.isFinite(x)) throw new RangeError('Out of range float values are not JSON compliant')
   const negative = x < 0 || Object.is(x, -0)
   // toExponential() without an argument gives the shortest round-trip digits, the same choice as Python's repr.
   const expForm = Math.abs(x).toExponential()
@@ -118,7 +118,7 @@ export function pythonFloatRepr(x: number): string {
 
 function floatText(x: number, allowNan: boolean): string {
   if (!Number.isFinite(x)) {
-    if (!allowNan) throw new RangeError(`Out of range float values are not JSON compliant: ${String(x)}`)
+    if (!allowNan) throw new RangeError('Out of range float values are not JSON compliant')
     return Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity'
   }
   return pythonFloatRepr(x)
@@ -389,4 +389,132 @@ export function isPyInt(value: PyValue | undefined): value is number | bigint {
 /** True for a Python float: a `PyFloat` or a non-integral plain `number`. */
 export function isPyFloat(value: PyValue | undefined): value is number | PyFloat {
   return value instanceof PyFloat || (typeof value === 'number' && !Number.isInteger(value))
+}
+
+// ---------------------------------------------------------------------------
+// Python's wording, for error messages that must match Bernstein's text
+// ---------------------------------------------------------------------------
+
+/** Python's type name of a value (`type(x).__name__`), as it appears in Python exception texts. */
+export function pythonTypeName(value: PyValue | undefined): string {
+  if (value === null || value === undefined) return 'NoneType'
+  if (typeof value === 'boolean') return 'bool'
+  if (typeof value === 'string') return 'str'
+  if (isPyInt(value)) return 'int'
+  if (isPyFloat(value)) return 'float'
+  if (Array.isArray(value)) return 'list'
+  return 'dict'
+}
+
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
+
+function reprString(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
+  let out = quote
+  for (const ch of s) {
+    if (ch === quote || ch === '\\') out += '\\' + ch
+    else if (ch === '\t') out += '\\t'
+    else if (ch === '\n') out += '\\n'
+    else if (ch === '\r') out += '\\r'
+    else if (ch !== ' ' && NON_PRINTABLE.test(ch)) {
+      const cp = ch.codePointAt(0) ?? 0
+      if (cp < 0x100) out += '\\x' + cp.toString(16).padStart(2, '0')
+      else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0')
+      else out += '\\U' + cp.toString(16).padStart(8, '0')
+    } else out += ch
+  }
+  return out + quote
+}
+
+/** Python's `repr()` of a JSON value (`'text'`, `None`, `True`, `1.0`, `{'a': [1, 2]}`), for `{x!r}` in messages. */
+export function pythonRepr(value: PyValue | undefined): string {
+  if (value === null || value === undefined) return 'None'
+  if (typeof value === 'boolean') return value ? 'True' : 'False'
+  if (typeof value === 'string') return reprString(value)
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value === 'number') {
+    if (Number.isInteger(value)) return intText(value)
+    return reprFloat(value)
+  }
+  if (value instanceof PyFloat) return reprFloat(value.value)
+  if (Array.isArray(value)) return '[' + value.map((item) => pythonRepr(item)).join(', ') + ']'
+  return '{' + Object.keys(value).map((k) => `${reprString(k)}: ${pythonRepr(value[k])}`).join(', ') + '}'
+}
+
+function reprFloat(x: number): string {
+  if (Number.isNaN(x)) return 'nan'
+  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf'
+  return pythonFloatRepr(x)
+}
+
+/** Python's `str()` of a JSON value: the text itself for strings, `repr()` for everything else. */
+export function pythonStr(value: PyValue | undefined): string {
+  return typeof value === 'string' ? value : pythonRepr(value)
+}
+
+/** Where and why JSON text failed to parse, worded like Python's `json.JSONDecodeError`. */
+export interface PythonJsonDecodeError {
+  /** Python's `exc.msg`, e.g. `Expecting ',' delimiter`. */
+  msg: string
+  /** Character offset of the failure (as reported by the parser; may differ slightly from Python's). */
+  pos: number
+  lineno: number
+  colno: number
+}
+
+// lossless-json message prefixes mapped to the message CPython's decoder gives for the same fault.
+const DECODE_MESSAGES: ReadonlyArray<readonly [string, string]> = [
+  ["Comma ',' expected", "Expecting ',' delimiter"],
+  ["Colon ':' expected", "Expecting ':' delimiter"],
+  ['JSON value expected', 'Expecting value'],
+  ['Array item expected', 'Expecting value'],
+  ["Object value expected", 'Expecting value'],
+  ['Invalid number', 'Expecting value'],
+  ['Expected end of input', 'Extra data'],
+  ['End of string', 'Unterminated string starting at'],
+  ['Quoted object key expected', 'Expecting property name enclosed in double quotes'],
+  ['Invalid character', 'Invalid control character at'],
+  ['Invalid escape character', 'Invalid \\escape'],
+  ['Invalid unicode character', 'Invalid \\uXXXX escape'],
+]
+
+/**
+ * Translates a {@link parsePythonJson} SyntaxError into the message Python's `json.loads` would give for the same
+ * text. Covers the common faults (truncation, missing delimiters, bad escapes); anything unrecognised keeps the
+ * parser's own message.
+ */
+export function pythonJsonDecodeError(error: unknown, text: string): PythonJsonDecodeError {
+  const message = error instanceof Error ? error.message : String(error)
+  const posMatch = /position (\d+)/.exec(message)
+  const pos = posMatch ? Number(posMatch[1]) : text.length
+  let msg = message.replace(/\s*(but got .*|but reached end of input.*|at position \d+.*)$/, '')
+  if (text.charCodeAt(0) === 0xfeff) {
+    msg = 'Unexpected UTF-8 BOM (decode using utf-8-sig)'
+  } else if (/^\s*$/.test(text)) {
+    msg = 'Expecting value'
+  } else if (message.startsWith('Quoted object key or end of object') || message.startsWith('Array item or end of array')) {
+    // At the end of input Python reports what was missing: a first key/item after an opening bracket, else a comma.
+    const before = text.slice(0, pos).trimEnd()
+    const last = before[before.length - 1]
+    if (last === '{') msg = 'Expecting property name enclosed in double quotes'
+    else if (last === '[') msg = 'Expecting value'
+    else msg = "Expecting ',' delimiter"
+  } else {
+    for (const [prefix, python] of DECODE_MESSAGES) {
+      if (message.startsWith(prefix)) {
+        msg = python
+        break
+      }
+    }
+  }
+  const head = text.slice(0, pos)
+  const lineno = head.split('\n').length
+  const colno = pos - (head.lastIndexOf('\n') + 1) + 1
+  return { msg, pos, lineno, colno }
+}
+
+/** `str(exc)` of Python's `JSONDecodeError`: `<msg>: line L column C (char P)`. */
+export function pythonJsonDecodeText(error: unknown, text: string): string {
+  const e = pythonJsonDecodeError(error, text)
+  return `${e.msg}: line ${e.lineno} column ${e.colno} (char ${e.pos})`
 }
