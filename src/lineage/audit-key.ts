@@ -1,0 +1,93 @@
+/**
+ * The operator's audit HMAC key file (behaviour doc §3.2): 64 hex characters whose ASCII bytes ARE the key, created
+ * 0600 in a 0700 directory.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
+import { dirname } from 'node:path'
+
+/** Why a key file could not be used. */
+export class AuditKeyError extends Error {
+  readonly code: 'missing' | 'insecure_permissions' | 'empty'
+  constructor(code: 'missing' | 'insecure_permissions' | 'empty', message: string) {
+    super(message)
+    this.name = 'AuditKeyError'
+    this.code = code
+  }
+}
+
+const PY_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c])
+
+function stripAscii(data: Buffer): Buffer {
+  let start = 0
+  let end = data.length
+  while (start < end && PY_WHITESPACE.has(data[start] ?? 0)) start++
+  while (end > start && PY_WHITESPACE.has(data[end - 1] ?? 0)) end--
+  return data.subarray(start, end)
+}
+
+/** Options of {@link readAuditKey}. */
+export interface ReadAuditKeyOptions {
+  /** Refuse a file with group or world permission bits, as Bernstein does on POSIX. Default true (off on Windows). */
+  enforcePermissions?: boolean
+}
+
+/**
+ * Reads the key: the file's bytes with surrounding ASCII whitespace (the trailing newline) removed. The hex text is
+ * not decoded: Bernstein keys its HMACs with those ASCII bytes.
+ *
+ * @throws AuditKeyError when the file is missing, empty or readable by others.
+ */
+export function readAuditKey(path: string, options: ReadAuditKeyOptions = {}): Buffer {
+  let mode: number
+  try {
+    mode = statSync(path).mode & 0o777
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') {
+      throw new AuditKeyError('missing', `No audit HMAC key at ${path}.`)
+    }
+    throw error
+  }
+  const enforce = options.enforcePermissions ?? process.platform !== 'win32'
+  if (enforce && (mode & 0o077) !== 0) {
+    throw new AuditKeyError(
+      'insecure_permissions',
+      `Audit key ${path} has insecure permissions ${mode.toString(8).padStart(4, '0')}; required 0600 (owner-only).`,
+    )
+  }
+  const key = stripAscii(readFileSync(path))
+  if (key.length === 0) throw new AuditKeyError('empty', `Audit key ${path} is empty.`)
+  return Buffer.from(key)
+}
+
+/**
+ * Returns the key at `path`, creating it first if absent: 32 random bytes written as 64 hex characters, in a file
+ * opened with `wx` and mode 0600 (never widened then narrowed), inside a directory created 0700. When another process
+ * wins the creation race, its key is read and returned.
+ */
+export function ensureAuditKey(path: string): Buffer {
+  try {
+    return readAuditKey(path)
+  } catch (error) {
+    if (!(error instanceof AuditKeyError) || error.code !== 'missing') throw error
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  const key = Buffer.from(randomBytes(32).toString('hex'), 'ascii')
+  let fd: number
+  try {
+    fd = openSync(path, 'wx', 0o600)
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EEXIST') return readAuditKey(path)
+    throw error
+  }
+  try {
+    writeSync(fd, key)
+  } finally {
+    closeSync(fd)
+  }
+  // The umask can only remove bits, but re-assert in case the filesystem ignored the mode.
+  chmodSync(path, 0o600)
+  return key
+}

@@ -1,0 +1,207 @@
+/**
+ * Streaming verification of a tracker-audit log (behaviour doc §7.1): walks the lines once, keeping only the
+ * previous entry hash, and stops at the first failure with Bernstein's exact message.
+ *
+ * @module
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
+import type { PyValue } from '../canonical/python-json.js'
+import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
+
+/** Outcome of verifying a log: `entries` counts the lines that verified before the first failure (if any). */
+export interface TrackerAuditVerifyResult {
+  ok: boolean
+  entries: number
+  failure: string | null
+}
+
+/** A log line as text, or as the raw bytes read from disk (decoded strictly as UTF-8). */
+export type TrackerAuditLine = string | Uint8Array
+
+// Python's bytes.strip() removes exactly these; String.prototype.trim would also eat U+FEFF and U+00A0.
+const PY_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c])
+
+function stripText(line: string): string {
+  let start = 0
+  let end = line.length
+  while (start < end && PY_WHITESPACE.has(line.charCodeAt(start))) start++
+  while (end > start && PY_WHITESPACE.has(line.charCodeAt(end - 1))) end--
+  return start === 0 && end === line.length ? line : line.slice(start, end)
+}
+
+function stripBytes(line: Uint8Array): Uint8Array {
+  let start = 0
+  let end = line.length
+  while (start < end && PY_WHITESPACE.has(line[start] ?? 0)) start++
+  while (end > start && PY_WHITESPACE.has(line[end - 1] ?? 0)) end--
+  return line.subarray(start, end)
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8')
+  const y = Buffer.from(b, 'utf8')
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/**
+ * An incremental verifier: feed it lines in order with {@link TrackerAuditVerifier.push}; it holds only the previous
+ * entry hash and the count, so memory does not grow with the chain.
+ */
+export class TrackerAuditVerifier {
+  readonly #key: Uint8Array
+  #prevHash = GENESIS_PREV_HASH
+  #lineNo = 0
+  #entries = 0
+  #failure: string | null = null
+
+  constructor(key: Uint8Array) {
+    if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Buffer or Uint8Array')
+    this.#key = key
+  }
+
+  /** True once a line has failed; later lines are ignored. */
+  get failed(): boolean {
+    return this.#failure !== null
+  }
+
+  /**
+   * Checks the next physical line (blank lines are skipped but still counted in line numbers, as Bernstein counts
+   * them). Returns the failure text for this line, or null.
+   */
+  push(rawLine: TrackerAuditLine): string | null {
+    if (this.#failure !== null) return this.#failure
+    this.#lineNo += 1
+    const n = this.#lineNo
+    let text: string
+    if (typeof rawLine === 'string') {
+      text = stripText(rawLine)
+      if (text.length === 0) return null
+    } else {
+      const bytes = stripBytes(rawLine)
+      if (bytes.length === 0) return null
+      try {
+        text = STRICT_UTF8.decode(bytes)
+      } catch {
+        // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
+        return this.#fail(`line ${n}: invalid JSON (invalid UTF-8)`)
+      }
+    }
+
+    let payload: PyValue
+    try {
+      payload = parsePythonJson(text)
+    } catch (error) {
+      return this.#fail(`line ${n}: invalid JSON (${pythonJsonDecodeError(error, text).msg})`)
+    }
+    const parsed = parseTrackerEntry(payload)
+    if (!parsed.ok) return this.#fail(`line ${n}: schema invalid (${parsed.error})`)
+    const entry = parsed.entry
+
+    if (entry.prev_entry_hash !== this.#prevHash) {
+      return this.#fail(
+        `line ${n}: prev_entry_hash mismatch (expected ${this.#prevHash}, got ${entry.prev_entry_hash})`,
+      )
+    }
+    let signingPayload: Buffer
+    try {
+      signingPayload = trackerSigningPayload(entry)
+    } catch (error) {
+      // Lone surrogates cannot be encoded as UTF-8; Bernstein would crash, we report the entry as invalid.
+      return this.#fail(`line ${n}: schema invalid (${error instanceof Error ? error.message : String(error)})`)
+    }
+    if (sha256Prefixed(signingPayload) !== entry.entry_hash) {
+      return this.#fail(`line ${n}: entry_hash mismatch (tampered payload)`)
+    }
+    const expectedSignature = createHmac('sha256', this.#key).update(signingPayload).digest('hex')
+    if (!sameHex(expectedSignature, entry.signature)) {
+      return this.#fail(`line ${n}: signature mismatch (HMAC failed)`)
+    }
+    this.#prevHash = entry.entry_hash
+    this.#entries += 1
+    return null
+  }
+
+  /** The verdict so far. */
+  result(): TrackerAuditVerifyResult {
+    return { ok: this.#failure === null, entries: this.#entries, failure: this.#failure }
+  }
+
+  /** `entry_hash` of the last verified entry (the genesis hash before any). */
+  get headHash(): string {
+    return this.#prevHash
+  }
+
+  #fail(message: string): string {
+    this.#failure = message
+    return message
+  }
+}
+
+/**
+ * Verifies a tracker-audit log given as lines (without or with their `\n`), synchronous or async. O(1) memory in the
+ * chain length: only the previous hash is kept. Never throws on bad data.
+ */
+export async function verifyTrackerAuditLines(
+  lines: Iterable<TrackerAuditLine> | AsyncIterable<TrackerAuditLine>,
+  key: Uint8Array,
+): Promise<TrackerAuditVerifyResult> {
+  const verifier = new TrackerAuditVerifier(key)
+  for await (const line of lines) {
+    if (verifier.push(line) !== null) break
+  }
+  return verifier.result()
+}
+
+/**
+ * Yields the lines of a file as raw bytes, split on `\n` only. Python's binary line iteration splits the same way;
+ * readline would also split on `\r` and so shift the line numbers of a tampered file. Memory is bounded by the
+ * longest line.
+ */
+export async function* readByteLines(path: string): AsyncGenerator<Buffer> {
+  let pending: Buffer[] = []
+  for await (const chunk of createReadStream(path)) {
+    const buffer = chunk as Buffer
+    let start = 0
+    let newline = buffer.indexOf(0x0a, start)
+    while (newline !== -1) {
+      const piece = buffer.subarray(start, newline)
+      if (pending.length > 0) {
+        pending.push(piece)
+        yield Buffer.concat(pending)
+        pending = []
+      } else {
+        yield piece
+      }
+      start = newline + 1
+      newline = buffer.indexOf(0x0a, start)
+    }
+    if (start < buffer.length) pending.push(buffer.subarray(start))
+  }
+  if (pending.length > 0) yield Buffer.concat(pending)
+}
+
+function isNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT'
+}
+
+/**
+ * Verifies a tracker-audit JSONL file by streaming it. A missing file is ok with 0 entries (as in Bernstein).
+ *
+ * @throws the underlying I/O error for anything but a missing file (a directory, no permission).
+ */
+export async function verifyTrackerAuditFile(path: string, key: Uint8Array): Promise<TrackerAuditVerifyResult> {
+  const verifier = new TrackerAuditVerifier(key)
+  try {
+    for await (const line of readByteLines(path)) {
+      if (verifier.push(line) !== null) break
+    }
+  } catch (error) {
+    if (isNotFound(error)) return { ok: true, entries: 0, failure: null }
+    throw error
+  }
+  return verifier.result()
+}
