@@ -2114,7 +2114,6 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Unauthorized"];
         };
     };
     getOpenApiYaml: {
@@ -2135,7 +2134,6 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
-            401: components["responses"]["Unauthorized"];
         };
     };
     listTasks: {

@@ -1,0 +1,57 @@
+/** An A2A task record, linked to the Bernstein task that does the work. Times are Unix seconds. */
+export interface A2ATaskRecord {
+  readonly id: string
+  readonly tenantId: string
+  readonly bernsteinTaskId: string
+  readonly sender: string
+  readonly message: string
+  readonly createdAt: number
+  readonly updatedAt: number
+  /** The newest receipt, or null when the node could not attest. */
+  readonly receipt: Readonly<Record<string, unknown>> | null
+  /** What the receipt attests: the acceptance, or the task's final outcome. */
+  readonly receiptKind: 'acceptance' | 'completion' | null
+}
+
+export interface A2AArtifact {
+  readonly name: string
+  readonly contentType: string
+  readonly data: string
+  readonly createdAt: number
+}
+
+export type MessageDirection = 'inbound' | 'outbound'
+
+export interface A2AMessage {
+  readonly id: string
+  readonly tenantId: string
+  readonly sender: string
+  readonly recipient: string
+  readonly content: string
+  readonly taskId: string
+  readonly direction: MessageDirection
+  readonly delivered: boolean
+  readonly externalEndpoint: string | null
+  readonly createdAt: number
+}
+
+export interface FederatedInbound {
+  readonly id: string
+  readonly tenantId: string
+  readonly peerName: string
+  readonly remoteTaskId: string
+  readonly taskId: string
+  readonly a2aTaskId: string
+  readonly message: string
+  readonly role: string
+  readonly createdAt: number
+}
+
+export interface Peer {
+  readonly tenantId: string
+  readonly name: string
+  readonly endpoint: string
+  readonly capabilities: readonly string[]
+  readonly status: 'active' | 'unreachable' | 'deregistered'
+  readonly lastSeen: number
+}

@@ -1,0 +1,173 @@
+import { a2aTaskNotFound, taskNotFound } from '../errors.js'
+import type { Clock, Ids } from '../runtime.js'
+import type { Repositories, Store } from '../store/store.js'
+import type { Task } from '../tasks/task.js'
+import { ESTIMATE_BY_COMPLEXITY, FINISHED_STATUSES } from '../tasks/task.js'
+import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
+import type { TaskService } from '../tasks/task.service.js'
+import { A2A_STATUS_OF } from './a2a-status.js'
+import type { A2AArtifact, A2AMessage, A2ATaskRecord } from './a2a-task.js'
+import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestation.js'
+
+export interface A2ATaskView {
+  readonly body: A2ATaskResponseBody
+  readonly receipt: Readonly<Record<string, unknown>> | null
+  /** Which event the receipt attests, or `none` when the node could not attest. */
+  readonly attestation: AttestationKind | 'none'
+}
+
+export interface LegacyAgentCard {
+  readonly name: string
+  readonly description: string
+  readonly capabilities: readonly string[]
+  readonly protocol_version: string
+  readonly endpoint: string
+  readonly provider: string
+}
+
+export interface A2AServiceDeps {
+  readonly store: Store
+  readonly clock: Clock
+  readonly ids: Ids
+  readonly tasks: TaskService
+  readonly attestor: Attestor
+  readonly publicBaseUrl: string
+}
+
+/** Bernstein titles linked tasks with the first 80 characters (code points, as Python slices) of the message. */
+export function linkedTaskTitle(message: string): string {
+  return '[A2A] ' + Array.from(message).slice(0, 80).join('')
+}
+
+/** The A2A surface over the task store: send, read, artifacts, messages. */
+export class A2AService implements TaskObserver {
+  readonly #deps: A2AServiceDeps
+
+  constructor(deps: A2AServiceDeps) {
+    this.#deps = deps
+  }
+
+  agentCard(): LegacyAgentCard {
+    return {
+      name: 'bernstein-orchestrator',
+      description: 'The open-source governance layer for AI agents, one git worktree per task',
+      capabilities: ['task_orchestration', 'agent_spawning', 'code_review', 'a2a_message'],
+      protocol_version: '0.1',
+      endpoint: `${this.#deps.publicBaseUrl}/a2a`,
+      provider: 'bernstein',
+    }
+  }
+
+  /** Creates the A2A task and its linked Bernstein task in one transaction, attested when keys exist. */
+  async send(tenantId: string, input: { sender: string; message: string; role: string }): Promise<A2ATaskView> {
+    return this.#deps.store.transaction((repos) => this.createWithin(repos, tenantId, input))
+  }
+
+  /** The body of `send`, for callers that already hold a transaction (the federated accept path). */
+  async createWithin(repos: Repositories, tenantId: string, input: { sender: string; message: string; role: string }): Promise<A2ATaskView> {
+    const task = this.#deps.tasks.newTask(tenantId, {
+      title: linkedTaskTitle(input.message),
+      description: input.message,
+      role: input.role,
+      complexity: 'medium',
+      estimatedMinutes: ESTIMATE_BY_COMPLEXITY.medium,
+    })
+    await this.#deps.tasks.insertWithin(repos, task, input.sender)
+    const record: A2ATaskRecord = {
+      id: this.#deps.ids.shortId(),
+      tenantId,
+      bernsteinTaskId: task.id,
+      sender: input.sender,
+      message: input.message,
+      createdAt: task.createdAt,
+      updatedAt: task.createdAt,
+      receipt: null,
+      receiptKind: null,
+    }
+    await repos.a2a.insertTask(record)
+    const body = this.#responseBody(record, task, [])
+    const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance')
+    if (receipt) await repos.a2a.setReceipt(record.id, receipt, 'acceptance', record.updatedAt)
+    return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
+  }
+
+  /** Reads an A2A task. A read never writes: the status is derived from the linked task each time. */
+  async get(tenantId: string, id: string): Promise<A2ATaskView> {
+    const repos = this.#deps.store.repos
+    const record = await repos.a2a.getTask(tenantId, id)
+    if (!record) throw a2aTaskNotFound(id)
+    const task = await repos.tasks.get(tenantId, record.bernsteinTaskId)
+    const body = this.#responseBody(record, task, await repos.a2a.artifacts(id))
+    return { body, receipt: record.receipt, attestation: record.receiptKind ?? 'none' }
+  }
+
+  async addArtifact(tenantId: string, id: string, input: { name: string; data: string; contentType: string }): Promise<A2AArtifact> {
+    return this.#deps.store.transaction(async (repos) => {
+      const record = await repos.a2a.getTask(tenantId, id)
+      if (!record) throw a2aTaskNotFound(id)
+      const artifact: A2AArtifact = { name: input.name, contentType: input.contentType, data: input.data, createdAt: this.#deps.clock.now() }
+      await repos.a2a.addArtifact(id, artifact)
+      await repos.a2a.touch(id, artifact.createdAt)
+      return artifact
+    })
+  }
+
+  /** An inbound message for a Bernstein task: recorded, and injected into the task as a progress note. */
+  async receiveMessage(tenantId: string, input: { sender: string; recipient: string; content: string; taskId: string }): Promise<A2AMessage> {
+    return this.#deps.store.transaction(async (repos) => {
+      const task = await repos.tasks.get(tenantId, input.taskId)
+      if (!task) throw taskNotFound(input.taskId)
+      const message: A2AMessage = {
+        id: this.#deps.ids.shortId(),
+        tenantId,
+        sender: input.sender,
+        recipient: input.recipient,
+        content: input.content,
+        taskId: input.taskId,
+        direction: 'inbound',
+        delivered: true,
+        externalEndpoint: null,
+        createdAt: this.#deps.clock.now(),
+      }
+      await repos.a2a.insertMessage(message)
+      await this.#deps.tasks.appendNoteWithin(repos, tenantId, input.taskId, `[A2A:${input.sender}->${input.recipient}] ${input.content}`)
+      return message
+    })
+  }
+
+  /**
+   * When a linked task finishes, attest the A2A response as it stands at that moment (Bernstein #2609's
+   * follow-up: REST receipts attested acceptance only). The result summary becomes a `result` artifact first,
+   * so the attested body is exactly what a later GET shows.
+   */
+  async onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
+    const { before, after } = change
+    // Attest again whenever the A2A-visible outcome changes to a final one (done -> failed re-attests too).
+    if (!before || !FINISHED_STATUSES.has(after.status) || A2A_STATUS_OF[before.status] === A2A_STATUS_OF[after.status]) return
+    const records = await repos.a2a.findByBernsteinTask(after.tenantId, after.id)
+    for (const record of records) {
+      if (after.status === 'done' && after.resultSummary !== null) {
+        await repos.a2a.addArtifact(record.id, { name: 'result', contentType: 'text/plain', data: after.resultSummary, createdAt: after.updatedAt })
+      }
+      const touched = { ...record, updatedAt: Math.max(record.updatedAt, after.updatedAt) }
+      const body = this.#responseBody(touched, after, await repos.a2a.artifacts(record.id))
+      const receipt = await this.#deps.attestor.attest(repos, body, 'completion')
+      if (receipt) await repos.a2a.setReceipt(record.id, receipt, 'completion', touched.updatedAt)
+      else await repos.a2a.touch(record.id, touched.updatedAt)
+    }
+  }
+
+  #responseBody(record: A2ATaskRecord, task: Task | undefined, artifacts: readonly A2AArtifact[]): A2ATaskResponseBody {
+    return {
+      id: record.id,
+      bernstein_task_id: record.bernsteinTaskId,
+      sender: record.sender,
+      message: record.message,
+      status: task ? A2A_STATUS_OF[task.status] : 'submitted',
+      artifacts: artifacts.map((a) => ({ name: a.name, content_type: a.contentType, data: a.data, created_at: a.createdAt })),
+      created_at: record.createdAt,
+      updated_at: Math.max(record.updatedAt, task?.updatedAt ?? record.updatedAt),
+    }
+  }
+}
+

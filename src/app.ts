@@ -1,0 +1,98 @@
+import express, { type Express, type RequestHandler } from 'express'
+import * as OpenApiValidator from 'express-openapi-validator'
+import helmet from 'helmet'
+import { A2AService } from './a2a/a2a.service.js'
+import { a2aRoutes } from './a2a/a2a.handlers.js'
+import { type Attestor, noAttestation } from './a2a/attestation.js'
+import { AppError } from './errors.js'
+import { InboundService, type InboundGate } from './federation/inbound.service.js'
+import { inboundRoutes } from './federation/inbound.handlers.js'
+import { HealthService } from './health/health.service.js'
+import { healthRoutes } from './health/health.handlers.js'
+import { authenticate } from './http/auth.js'
+import type { TokenIdentity } from './http/caller.js'
+import { loadContract } from './http/openapi-document.js'
+import { BODY_LIMIT_BYTES, problemHandler } from './http/problem.js'
+import { type RouteDefinition, expressPath } from './http/route.js'
+import { type Logger, silentLogger } from './logger.js'
+import type { Clock, Ids } from './runtime.js'
+import { randomIds, systemClock } from './runtime.js'
+import type { Store } from './store/store.js'
+import { TaskService } from './tasks/task.service.js'
+import { taskRoutes } from './tasks/task.handlers.js'
+import type { TaskObserver } from './tasks/task-events.js'
+
+export interface AppDeps {
+  readonly store: Store
+  readonly publicBaseUrl: string
+  /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
+  readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
+  readonly validateResponses?: boolean
+  readonly clock?: Clock
+  readonly ids?: Ids
+  readonly attestor?: Attestor
+  readonly logger?: Logger
+  readonly taskObservers?: readonly TaskObserver[]
+  readonly inboundGates?: readonly InboundGate[]
+}
+
+export interface App {
+  readonly express: Express
+  readonly services: { readonly tasks: TaskService; readonly a2a: A2AService; readonly inbound: InboundService; readonly health: HealthService }
+}
+
+const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
+
+/** `/a2a/v0/tasks` is validated by hand (Bernstein's texts), so its body reaches the handler unparsed. */
+const rawBodyForV0: RequestHandler[] = [
+  express.text({ type: () => true, limit: BODY_LIMIT_BYTES }),
+  (req, _res, next) => {
+    const request = req as typeof req & { rawBody?: string }
+    request.rawBody = typeof req.body === 'string' ? req.body : ''
+    req.body = undefined
+    next()
+  },
+]
+
+/** Builds the Express application without listening: the caller decides where (tests use port 0). */
+export function createApp(deps: AppDeps): App {
+  const contract = loadContract()
+  const clock = deps.clock ?? systemClock
+  const ids = deps.ids ?? randomIds
+  const logger = deps.logger ?? silentLogger
+  const observers: TaskObserver[] = [...(deps.taskObservers ?? [])]
+  const tasks = new TaskService({ store: deps.store, clock, ids, observers })
+  const a2a = new A2AService({ store: deps.store, clock, ids, tasks, attestor: deps.attestor ?? noAttestation, publicBaseUrl: deps.publicBaseUrl })
+  observers.push(a2a)
+  const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates: deps.inboundGates ?? [] })
+  const health = new HealthService(deps.store, clock)
+
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('trust proxy', false)
+  app.use(helmet())
+  app.use(authenticate({ resolveToken: deps.resolveToken }))
+  app.use(V0_PATHS, ...rawBodyForV0)
+  app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: contract.validatorDocument as never,
+      validateApiSpec: true,
+      validateRequests: { allErrors: true },
+      validateResponses: deps.validateResponses === false ? false : { allErrors: true },
+      validateSecurity: false,
+      ignoreUndocumented: false,
+    }),
+  )
+
+  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound)]
+  for (const r of routes) {
+    app[r.method](expressPath(r.path), r.handler)
+    if (contract.document.paths['/api/v1' + r.path]) app[r.method]('/api/v1' + expressPath(r.path), r.handler)
+  }
+  app.use(() => {
+    throw new AppError('not_found', 'Not Found')
+  })
+  app.use(problemHandler({ document: contract.document, log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
+  return { express: app, services: { tasks, a2a, inbound, health } }
+}

@@ -1,0 +1,28 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { join } from 'node:path'
+import { readOrCreateSecretFile } from './secret-file.js'
+
+export interface OperatorToken {
+  readonly token: string
+  /** Where the generated token lives, or null when it came from `BERNSTEIN_AUTH_TOKEN`. */
+  readonly file: string | null
+  readonly created: boolean
+}
+
+/** The operator token: the configured one, else the one generated at first start in the data dir. */
+export function resolveOperatorToken(configured: string | null, dataDir: string): OperatorToken {
+  if (configured !== null) return { token: configured, file: null, created: false }
+  const file = join(dataDir, 'auth.token')
+  const { value, created } = readOrCreateSecretFile(file, () => randomBytes(32).toString('base64url'))
+  return { token: value, file, created }
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
+
+/**
+ * Constant-time comparison of two secrets. Hashing first gives equal-length inputs to `timingSafeEqual`, so the
+ * comparison time does not reveal the secret's length either.
+ */
+export function secretsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b))
+}

@@ -1,0 +1,97 @@
+import { isAbsolute, resolve } from 'node:path'
+
+/** A configuration problem found at start-up; the message says which variable and why. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+export type SqliteSynchronous = 'full' | 'normal'
+
+export interface Config {
+  readonly host: string
+  readonly port: number
+  readonly dataDir: string
+  /** Base URL peers use to reach this node; also the legacy card's endpoint and the signed card's `url`. */
+  readonly publicBaseUrl: string
+  readonly authToken: string | null
+  readonly authDisabled: boolean
+  readonly databaseUrl: string | null
+  readonly sqliteSynchronous: SqliteSynchronous
+  readonly validateResponses: boolean
+  readonly logLevel: LogLevel
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+const TRUTHY = new Set(['1', 'true', 'yes', 'on'])
+const FALSY = new Set(['0', 'false', 'no', 'off', ''])
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined) return fallback
+  const value = raw.trim().toLowerCase()
+  if (TRUTHY.has(value)) return true
+  if (FALSY.has(value)) return false
+  throw new ConfigError(`${name} must be one of 1/true/yes/on or 0/false/no/off, got '${raw}'`)
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || value > 65_535) throw new ConfigError(`${name} must be a port number 0-65535, got '${raw}'`)
+  return value
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = raw.trim().toLowerCase()
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`)
+  return value as T
+}
+
+function baseUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim()
+  if (!raw) return fallback
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${raw}'`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got '${raw}'`)
+  return raw.replace(/\/+$/, '')
+}
+
+/**
+ * Reads the environment once. The only module that looks at `process.env`: everything else receives the frozen
+ * result, so tests build configurations without touching global state.
+ */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const host = env['BERNSTEIN_HOST']?.trim() || '127.0.0.1'
+  const listenPort = port(env, 'BERNSTEIN_PORT', 8052)
+  const rawDataDir = env['BERNSTEIN_DATA_DIR']?.trim() || '.sdd'
+  const dataDir = isAbsolute(rawDataDir) ? rawDataDir : resolve(cwd, rawDataDir)
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  const publicBaseUrl = baseUrl(env, 'BERNSTEIN_PUBLIC_BASE_URL', `http://${urlHost}:${listenPort}`)
+  const authToken = env['BERNSTEIN_AUTH_TOKEN']?.trim() || null
+  if (authToken !== null && authToken.length < 16) throw new ConfigError('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
+  const databaseUrl = env['DATABASE_URL']?.trim() || null
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// URL (SQLite is the default and needs no URL), got '${databaseUrl}'`)
+  }
+  return Object.freeze({
+    host,
+    port: listenPort,
+    dataDir,
+    publicBaseUrl,
+    authToken,
+    authDisabled: flag(env, 'BERNSTEIN_AUTH_DISABLED', false),
+    databaseUrl,
+    sqliteSynchronous: oneOf(env, 'BERNSTEIN_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
+    validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),
+    logLevel: oneOf(env, 'BERNSTEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+  })
+}

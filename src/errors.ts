@@ -1,0 +1,59 @@
+/**
+ * Errors are data: a stable `code` callers branch on, the `detail` text clients see, and optional extra fields.
+ * HTTP statuses for these codes live in one place, `src/http/problem.ts`; the domain never names a status.
+ */
+export type ErrorCode =
+  | 'task_not_found'
+  | 'a2a_task_not_found'
+  | 'illegal_transition'
+  | 'version_conflict'
+  | 'invalid_request'
+  | 'rejected'
+  | 'validation_failed'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'rate_limited'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unavailable'
+  | 'internal'
+
+/** One FastAPI-style validation item: `{loc, msg, type}`. */
+export interface ValidationIssue {
+  readonly loc: readonly (string | number)[]
+  readonly msg: string
+  readonly type: string
+}
+
+export interface AppErrorOptions {
+  /** Extra top-level body fields (e.g. `bucket`, `required_permission`). */
+  readonly extra?: Readonly<Record<string, unknown>>
+  readonly headers?: Readonly<Record<string, string>>
+  readonly issues?: readonly ValidationIssue[]
+  readonly cause?: unknown
+}
+
+export class AppError extends Error {
+  override readonly name = 'AppError'
+  readonly code: ErrorCode
+  readonly extra: Readonly<Record<string, unknown>>
+  readonly headers: Readonly<Record<string, string>>
+  readonly issues: readonly ValidationIssue[]
+
+  constructor(code: ErrorCode, detail: string, options: AppErrorOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.extra = options.extra ?? {}
+    this.headers = options.headers ?? {}
+    this.issues = options.issues ?? []
+  }
+}
+
+export const taskNotFound = (id: string): AppError => new AppError('task_not_found', `Task '${id}' not found`)
+export const a2aTaskNotFound = (id: string): AppError => new AppError('a2a_task_not_found', `A2A task '${id}' not found`)
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError
+}

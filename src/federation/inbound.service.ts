@@ -1,0 +1,183 @@
+import { AppError } from '../errors.js'
+import type { Clock, Ids } from '../runtime.js'
+import type { Repositories, Store } from '../store/store.js'
+import type { A2AService } from '../a2a/a2a.service.js'
+
+/** The v0.1 agent card a delegating peer sends about itself. */
+export interface SenderCard {
+  readonly name: string
+  readonly description: string
+  readonly capabilities: readonly string[]
+  readonly endpoint: string
+}
+
+export interface InboundTaskRequest {
+  readonly sender: SenderCard
+  /** The whole sender object as received (it may carry a signed `capability_card`). */
+  readonly senderRaw: Readonly<Record<string, unknown>>
+  readonly task: { readonly id: string; readonly message: string; readonly role: string }
+  /** The whole body, for extensions such as the `bernstein.lineage_v2` envelope. */
+  readonly body: Readonly<Record<string, unknown>>
+}
+
+export interface InboundAccepted {
+  readonly id: string
+  readonly remote_task_id: string
+  readonly status: 'accepted'
+  readonly peer_name: string
+  readonly task_id: string
+  readonly a2a_task_id: string
+  /** False when this delivery repeated an earlier one (same peer and remote id). */
+  readonly created: boolean
+}
+
+/** Thrown inside the accepting transaction to roll it back when a concurrent duplicate already won. */
+class DuplicateDelivery extends Error {}
+
+const MAX_ID = 1000
+const MAX_MESSAGE = 100_000
+
+const badRequest = (detail: string): AppError => new AppError('invalid_request', detail)
+const rejected = (detail: string): AppError => new AppError('rejected', detail)
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Hand validation of `POST /a2a/v0/tasks`, in Bernstein's order and with its texts (bernstein-behaviour.md §2.6):
+ * structural problems are 400, a present but unusable task is 409 (terminal for the caller's retry policy).
+ */
+export function parseInboundTask(raw: string): InboundTaskRequest {
+  let body: unknown
+  try {
+    body = JSON.parse(raw)
+  } catch (error) {
+    throw badRequest(`Invalid JSON body: ${(error as Error).message}`)
+  }
+  if (!isObject(body)) throw badRequest('Body must be a JSON object')
+  const sender = body['sender']
+  if (!isObject(sender) || Object.keys(sender).length === 0) throw badRequest("Missing or invalid 'sender' Agent Card")
+  const task = body['task']
+  if (!isObject(task) || Object.keys(task).length === 0) throw badRequest("Missing or invalid 'task' body")
+  const card = parseSenderCard(sender)
+  const id = task['id']
+  if (typeof id !== 'string' || id.trim() === '') throw rejected("Missing 'task.id'")
+  if (id.length > MAX_ID) throw rejected(`'task.id' exceeds ${MAX_ID} characters`)
+  const message = task['message']
+  if (typeof message !== 'string' || message.trim() === '') throw rejected("Missing or empty 'task.message'")
+  if (message.length > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
+  const role = task['role'] ?? 'backend'
+  if (typeof role !== 'string' || role.length > 1000) throw rejected("Invalid 'task.role'")
+  return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body }
+}
+
+function parseSenderCard(sender: Record<string, unknown>): SenderCard {
+  const invalid = (reason: string): AppError => badRequest(`Invalid sender card: ${reason}`)
+  const name = sender['name']
+  if (typeof name !== 'string' || name.trim() === '') throw invalid("AgentCard requires a non-empty 'name' string")
+  if (name.length > MAX_ID) throw invalid(`AgentCard 'name' exceeds ${MAX_ID} characters`)
+  const description = sender['description'] ?? ''
+  if (typeof description !== 'string') throw invalid("AgentCard requires a 'description' string")
+  const capabilities = sender['capabilities'] ?? []
+  if (!Array.isArray(capabilities)) throw invalid("AgentCard 'capabilities' must be a list")
+  capabilities.forEach((c, i) => {
+    if (typeof c !== 'string') throw invalid(`AgentCard capability at index ${i} must be a string`)
+  })
+  const endpoint = sender['endpoint'] ?? ''
+  if (typeof endpoint !== 'string') throw invalid("AgentCard 'endpoint' must be a string")
+  return { name, description, capabilities: capabilities as string[], endpoint: endpoint.replace(/\/+$/, '') }
+}
+
+/**
+ * A gate an inbound delegation must pass before anything is stored (capability-card trust, lineage envelope).
+ * It throws an AppError `rejected` to refuse, and may return a hook to run inside the accepting transaction.
+ */
+export interface InboundGate {
+  check(request: InboundTaskRequest, tenantId: string): Promise<InboundGateResult>
+}
+
+export interface InboundGateResult {
+  /** Runs inside the accepting transaction, after the local task exists. */
+  readonly onAccepted?: (repos: Repositories, taskId: string) => Promise<void>
+}
+
+export interface InboundServiceDeps {
+  readonly store: Store
+  readonly clock: Clock
+  readonly ids: Ids
+  readonly a2a: A2AService
+  readonly gates?: readonly InboundGate[]
+}
+
+/**
+ * Accepts tasks delegated by peer orchestrators. Unlike Bernstein (§2.6), the delegation is persisted, it
+ * creates a linked Bernstein task and an A2A task the delegator can follow, and a repeated delivery of the same
+ * (peer, remote id) returns the first acceptance without creating anything.
+ */
+export class InboundService {
+  readonly #deps: InboundServiceDeps
+
+  constructor(deps: InboundServiceDeps) {
+    this.#deps = deps
+  }
+
+  async accept(tenantId: string, request: InboundTaskRequest): Promise<InboundAccepted> {
+    const existing = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
+    if (existing) return this.#answer(existing, false)
+    const hooks: InboundGateResult[] = []
+    for (const gate of this.#deps.gates ?? []) hooks.push(await gate.check(request, tenantId))
+    const now = this.#deps.clock.now()
+    return this.#deps.store.transaction(async (repos) => {
+      const id = this.#deps.ids.shortId()
+      const view = await this.#deps.a2a.createWithin(repos, tenantId, {
+        sender: request.sender.name,
+        message: request.task.message,
+        role: request.task.role,
+      })
+      const inbound = {
+        id,
+        tenantId,
+        peerName: request.sender.name,
+        remoteTaskId: request.task.id,
+        taskId: view.body.bernstein_task_id ?? '',
+        a2aTaskId: view.body.id,
+        message: request.task.message,
+        role: request.task.role,
+        createdAt: now,
+      }
+      if (!(await repos.a2a.insertInboundIfNew(inbound))) {
+        // A concurrent duplicate won the unique constraint: undo this attempt and answer with the winner.
+        throw new DuplicateDelivery()
+      }
+      await repos.a2a.upsertPeer({
+        tenantId,
+        name: request.sender.name,
+        endpoint: request.sender.endpoint,
+        capabilities: request.sender.capabilities,
+        status: 'active',
+        lastSeen: now,
+      })
+      for (const hook of hooks) await hook.onAccepted?.(repos, inbound.taskId)
+      return this.#answer(inbound, true)
+    }).catch(async (error: unknown) => {
+      if (!(error instanceof DuplicateDelivery)) throw error
+      const winner = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
+      if (!winner) throw error
+      return this.#answer(winner, false)
+    })
+  }
+
+  #answer(inbound: { id: string; remoteTaskId: string; peerName: string; taskId: string; a2aTaskId: string }, created: boolean): InboundAccepted {
+    return {
+      id: inbound.id,
+      remote_task_id: inbound.remoteTaskId,
+      status: 'accepted',
+      peer_name: inbound.peerName,
+      task_id: inbound.taskId,
+      a2a_task_id: inbound.a2aTaskId,
+      created,
+    }
+  }
+}
+

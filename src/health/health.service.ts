@@ -1,0 +1,71 @@
+import type { Clock } from '../runtime.js'
+import type { Store } from '../store/store.js'
+
+export interface HealthReport {
+  readonly status: 'ok' | 'degraded'
+  readonly uptime_s: number
+  readonly task_count: number
+  readonly agent_count: number
+  readonly task_queue_depth: number
+  readonly memory_mb: number
+  readonly restart_count: number
+  readonly is_readonly: boolean
+  readonly components: Record<string, string>
+}
+
+export interface Readiness {
+  readonly ready: boolean
+  readonly reason: string
+}
+
+/** Health and readiness. Never throws: a database failure is reported, not raised. */
+export class HealthService {
+  readonly #store: Store
+  readonly #clock: Clock
+  readonly #startedAt: number
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store
+    this.#clock = clock
+    this.#startedAt = clock.now()
+  }
+
+  async readiness(): Promise<Readiness> {
+    try {
+      await this.#store.ping()
+      return { ready: true, reason: 'database reachable' }
+    } catch (error) {
+      return { ready: false, reason: `database unreachable: ${(error as Error).message}` }
+    }
+  }
+
+  async report(): Promise<HealthReport> {
+    const base = {
+      uptime_s: Math.round((this.#clock.now() - this.#startedAt) * 1000) / 1000,
+      memory_mb: Math.round((process.memoryUsage().rss / 1_048_576) * 10) / 10,
+      restart_count: 0,
+      is_readonly: false,
+    }
+    try {
+      const counts = await this.#store.repos.tasks.countByStatus()
+      const total = [...counts.values()].reduce((a, b) => a + b, 0)
+      return {
+        status: 'ok',
+        ...base,
+        task_count: total,
+        agent_count: await this.#store.repos.a2a.countPeers(),
+        task_queue_depth: counts.get('open') ?? 0,
+        components: { database: 'ok', engine: this.#store.engine },
+      }
+    } catch (error) {
+      return {
+        status: 'degraded',
+        ...base,
+        task_count: 0,
+        agent_count: 0,
+        task_queue_depth: 0,
+        components: { database: `error: ${(error as Error).message}`, engine: this.#store.engine },
+      }
+    }
+  }
+}

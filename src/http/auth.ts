@@ -1,0 +1,78 @@
+import type { RequestHandler } from 'express'
+import { AppError } from '../errors.js'
+import type { Caller, TokenIdentity } from './caller.js'
+
+const API_PREFIX = '/api/v1'
+
+/** Paths anyone may read (health probes, discovery, the API description). Matched exactly. */
+const PUBLIC_PATHS: ReadonlySet<string> = new Set([
+  '/',
+  '/health',
+  '/health/ready',
+  '/health/live',
+  '/ready',
+  '/alive',
+  '/docs',
+  '/openapi.json',
+  '/openapi.yaml',
+])
+
+export function stripApiPrefix(path: string): string {
+  return path === API_PREFIX ? '/' : path.startsWith(API_PREFIX + '/') ? path.slice(API_PREFIX.length) : path
+}
+
+export function isPublicPath(path: string): boolean {
+  const p = stripApiPrefix(path)
+  return PUBLIC_PATHS.has(p) || p.startsWith('/.well-known/') || p.startsWith('/docs/')
+}
+
+const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+/** `x-tenant-id` normalised as Bernstein does (empty means `default`), and checked so it is safe to store. */
+export function tenantFromHeader(raw: string | string[] | undefined): string {
+  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim() ?? ''
+  if (value === '') return 'default'
+  if (!TENANT_PATTERN.test(value)) {
+    throw new AppError('validation_failed', 'invalid tenant', {
+      issues: [{ loc: ['header', 'x-tenant-id'], msg: 'Tenant ids are 1-64 characters of letters, digits, dot, dash and underscore', type: 'string_pattern_mismatch' }],
+    })
+  }
+  return value
+}
+
+export interface AuthOptions {
+  /** Null when auth is disabled: every request passes as the operator. */
+  readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
+}
+
+const unauthenticated = (detail: string): AppError =>
+  new AppError('unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="bernstein-a2a"' } })
+
+/**
+ * Bearer authentication (bernstein-behaviour.md §1.4). Sets `res.locals.caller`. Public paths pass without a
+ * valid token, as an anonymous caller scoped to the header's tenant.
+ */
+export function authenticate(options: AuthOptions): RequestHandler {
+  return async (req, res, next) => {
+    const setCaller = (caller: Caller): void => {
+      res.locals['caller'] = caller
+      next()
+    }
+    const resolveToken = options.resolveToken
+    if (resolveToken === null) return setCaller({ role: 'operator', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null })
+    const publicPath = isPublicPath(req.path)
+    const anonymous = (): void => setCaller({ role: 'anonymous', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null })
+    const header = req.headers.authorization
+    if (typeof header !== 'string' || !header.startsWith('Bearer ') || header.slice(7).trim() === '') {
+      if (publicPath) return anonymous()
+      throw unauthenticated('Missing or invalid Authorization header')
+    }
+    const identity = await resolveToken(header.slice(7).trim())
+    if (identity === null) {
+      if (publicPath) return anonymous()
+      throw unauthenticated('Invalid or expired authentication token')
+    }
+    // Agent tokens are bound to their tenant; only the operator picks one with the header.
+    return setCaller({ role: identity.role, tenantId: identity.tenantId ?? tenantFromHeader(req.headers['x-tenant-id']), tokenId: identity.tokenId })
+  }
+}

@@ -1,0 +1,15 @@
+/** Who is calling, as established by the auth middleware. Services receive the tenant, never the request. */
+export interface Caller {
+  /** `anonymous` only reaches public paths (health, discovery, the API description). */
+  readonly role: 'operator' | 'agent' | 'anonymous'
+  readonly tenantId: string
+  /** The agent token's id, or null for the operator token (and for disabled auth). */
+  readonly tokenId: string | null
+}
+
+/** An identity a bearer token resolves to. Agent tokens are bound to one tenant; the operator's is not. */
+export interface TokenIdentity {
+  readonly role: 'operator' | 'agent'
+  readonly tokenId: string | null
+  readonly tenantId: string | null
+}

@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse } from 'yaml'
+
+export type OpenApiDocument = {
+  readonly openapi: string
+  readonly paths: Readonly<Record<string, Readonly<Record<string, { operationId?: string; security?: unknown[] }>>>>
+  readonly [key: string]: unknown
+}
+
+/** `openapi.yaml` sits at the package root, two levels above this module in both `src/` and `dist/`. */
+export const openApiPath = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'openapi.yaml')
+
+export interface LoadedContract {
+  readonly document: OpenApiDocument
+  readonly yamlText: string
+  readonly jsonText: string
+  /** A copy labelled 3.1.1 for express-openapi-validator, which refuses 3.2.0 (the document uses only 3.1 features). */
+  readonly validatorDocument: OpenApiDocument
+}
+
+let cached: LoadedContract | undefined
+
+export function loadContract(): LoadedContract {
+  if (cached) return cached
+  const yamlText = readFileSync(openApiPath, 'utf8')
+  const document = parse(yamlText) as OpenApiDocument
+  const validatorDocument = structuredClone(document) as OpenApiDocument & { openapi: string }
+  if (String(validatorDocument.openapi).startsWith('3.2')) (validatorDocument as { openapi: string }).openapi = '3.1.1'
+  cached = Object.freeze({ document, yamlText, jsonText: JSON.stringify(document), validatorDocument })
+  return cached
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+
+/** Matches a concrete path to the document's templates, for the `Allow` header of a 405. */
+export function allowedMethods(document: OpenApiDocument, path: string): string[] {
+  for (const [template, item] of Object.entries(document.paths)) {
+    const pattern = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+') + '$')
+    if (pattern.test(path)) {
+      const methods = HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase())
+      if (methods.includes('GET')) methods.push('HEAD')
+      return methods
+    }
+  }
+  return []
+}

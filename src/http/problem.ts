@@ -1,0 +1,129 @@
+import type { ErrorRequestHandler, Response } from 'express'
+import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
+import { allowedMethods, type OpenApiDocument } from './openapi-document.js'
+
+/** The one place where error codes become HTTP statuses. */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  task_not_found: 404,
+  a2a_task_not_found: 404,
+  not_found: 404,
+  illegal_transition: 409,
+  version_conflict: 409,
+  rejected: 409,
+  invalid_request: 400,
+  validation_failed: 422,
+  unauthenticated: 401,
+  forbidden: 403,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  unavailable: 503,
+  internal: 500,
+}
+
+export const BODY_LIMIT_BYTES = 1_048_576
+
+/** The shape express-openapi-validator's HttpError and body-parser errors share. */
+interface HttpLikeError {
+  status?: number
+  statusCode?: number
+  type?: string
+  message?: string
+  errors?: { path?: string; message?: string; errorCode?: string }[]
+  length?: number
+  body?: string
+}
+
+const TYPE_OF_AJV: Readonly<Record<string, string>> = {
+  required: 'missing',
+  type: 'type_error',
+  minLength: 'string_too_short',
+  maxLength: 'string_too_long',
+  minimum: 'greater_than_equal',
+  maximum: 'less_than_equal',
+  exclusiveMinimum: 'greater_than',
+  exclusiveMaximum: 'less_than',
+  additionalProperties: 'extra_forbidden',
+  enum: 'enum',
+  pattern: 'string_pattern_mismatch',
+  minItems: 'too_short',
+  maxItems: 'too_long',
+  maxProperties: 'too_long',
+  format: 'value_error',
+  anyOf: 'value_error',
+  oneOf: 'value_error',
+}
+
+const LOCATION_OF: Readonly<Record<string, string>> = { params: 'path', headers: 'header', body: 'body', query: 'query' }
+
+/** express-openapi-validator item → FastAPI's `{loc, msg, type}` (the seed's HTTPValidationError). */
+export function validatorIssue(item: { path?: string; message?: string; errorCode?: string }): ValidationIssue {
+  const segments = (item.path ?? '').split('/').filter((s) => s !== '')
+  const [first, ...rest] = segments
+  const loc: (string | number)[] = [LOCATION_OF[first ?? 'body'] ?? first ?? 'body', ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : decodeURIComponent(s)))]
+  const rule = (item.errorCode ?? '').split('.')[0] ?? ''
+  const type = TYPE_OF_AJV[rule] ?? 'value_error'
+  const message = item.message ?? 'Invalid value'
+  if (type === 'missing') {
+    // ajv reports a missing property at its parent's path; FastAPI names the property itself.
+    const missing = /required property '([^']+)'/.exec(message)?.[1]
+    if (missing !== undefined && loc[loc.length - 1] !== missing) loc.push(missing)
+    return { loc, msg: 'Field required', type }
+  }
+  return { loc, msg: message, type }
+}
+
+function send(res: Response, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+  res.status(status).json(body)
+}
+
+export interface ProblemOptions {
+  readonly document: OpenApiDocument
+  readonly log: (error: unknown, context: { method: string; path: string }) => void
+}
+
+/**
+ * Renders every error as the contract's error body: `{"detail": "..."}`, or the 422 list. Anything not
+ * recognised is a 500 with a fixed text; the error itself goes to the log, never to the client.
+ */
+export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) return next(error)
+    if (error instanceof AppError) {
+      const status = STATUS_OF[error.code]
+      if (error.code === 'validation_failed') return send(res, status, { detail: error.issues }, error.headers)
+      if (status >= 500) options.log(error, { method: req.method, path: req.path })
+      return send(res, status, { detail: error.message, ...error.extra }, error.headers)
+    }
+    const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
+    const status = http.status ?? http.statusCode
+    switch (http.type) {
+      case 'entity.parse.failed': {
+        const position = Number(/position (\d+)/.exec(http.message ?? '')?.[1] ?? 0)
+        return send(res, 422, { detail: [{ loc: ['body', position], msg: 'JSON decode error', type: 'json_invalid' }] })
+      }
+      case 'entity.too.large': {
+        const declared = Number(req.headers['content-length'])
+        const size = Number.isFinite(declared) && declared > 0 ? declared : (http.length ?? BODY_LIMIT_BYTES + 1)
+        return send(res, 413, { detail: `Request body ${size} bytes exceeds ${BODY_LIMIT_BYTES}-byte limit` })
+      }
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return send(res, 415, { detail: http.message ?? 'Unsupported Media Type' })
+      case 'request.aborted':
+      case 'request.size.invalid':
+        return send(res, 400, { detail: 'Invalid request body' })
+    }
+    if (Array.isArray(http.errors) && typeof status === 'number') {
+      const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
+      if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
+      if (status === 404) return send(res, 404, { detail: 'Not Found' })
+      if (status === 405) return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allowedMethods(options.document, req.path).join(', ') })
+      if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
+    }
+    options.log(error, { method: req.method, path: req.path })
+    return send(res, 500, { detail: 'Internal Server Error' })
+  }
+}

@@ -1,0 +1,60 @@
+import type { Server } from 'node:http'
+import { type App, createApp } from './app.js'
+import { resolveOperatorToken, secretsEqual } from './auth/operator-token.js'
+import type { Config } from './config.js'
+import type { TokenIdentity } from './http/caller.js'
+import type { Logger } from './logger.js'
+import { connect, migrateToLatest } from './store/connect.js'
+import { Store } from './store/store.js'
+
+export interface RunningServer {
+  readonly url: string
+  readonly app: App
+  readonly store: Store
+  /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
+  close(): Promise<void>
+}
+
+/**
+ * The composition root: builds real dependencies from the configuration, migrates, and listens. Everything
+ * below it receives its dependencies; only this module and the CLI touch the process.
+ */
+export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  const connection = connect({ url: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous })
+  const migrated = await migrateToLatest(connection)
+  if (migrated.error) {
+    await connection.close()
+    throw migrated.error
+  }
+  const store = new Store(connection)
+
+  let resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null = null
+  if (config.authDisabled) {
+    logger.warn({}, 'AUTHENTICATION IS DISABLED (BERNSTEIN_AUTH_DISABLED): every request passes as the operator. Never expose this server.')
+  } else {
+    const operator = resolveOperatorToken(config.authToken, config.dataDir)
+    if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
+    resolveToken = async (token) => (secretsEqual(token, operator.token) ? { role: 'operator', tokenId: null, tenantId: null } : null)
+  }
+
+  const app = createApp({ store, publicBaseUrl: config.publicBaseUrl, resolveToken, validateResponses: config.validateResponses, logger })
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.express.listen(config.port, config.host, () => resolve(s))
+    s.once('error', reject)
+  })
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : config.port
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  return {
+    url: `http://${host}:${port}`,
+    app,
+    store,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+      })
+      await store.close()
+    },
+  }
+}

@@ -1,0 +1,205 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { A2AArtifact, A2AMessage, A2ATaskRecord, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
+import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
+
+function rowToA2ATask(row: Selectable<A2ATaskTable>): A2ATaskRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    bernsteinTaskId: row.bernstein_task_id,
+    sender: row.sender,
+    message: row.message,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    receipt: row.receipt === null ? null : (JSON.parse(row.receipt) as Record<string, unknown>),
+    receiptKind: row.receipt_kind === 'acceptance' || row.receipt_kind === 'completion' ? row.receipt_kind : null,
+  }
+}
+
+function rowToMessage(row: Selectable<A2AMessageTable>): A2AMessage {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    sender: row.sender,
+    recipient: row.recipient,
+    content: row.content,
+    taskId: row.task_id,
+    direction: row.direction as MessageDirection,
+    delivered: Number(row.delivered) === 1,
+    externalEndpoint: row.external_endpoint,
+    createdAt: Number(row.created_at),
+  }
+}
+
+function rowToInbound(row: Selectable<FederatedInboundTable>): FederatedInbound {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    peerName: row.peer_name,
+    remoteTaskId: row.remote_task_id,
+    taskId: row.task_id,
+    a2aTaskId: row.a2a_task_id,
+    message: row.message,
+    role: row.role,
+    createdAt: Number(row.created_at),
+  }
+}
+
+export class A2ARepository {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insertTask(task: A2ATaskRecord): Promise<void> {
+    await this.#db
+      .insertInto('a2a_tasks')
+      .values({
+        id: task.id,
+        tenant_id: task.tenantId,
+        bernstein_task_id: task.bernsteinTaskId,
+        sender: task.sender,
+        message: task.message,
+        created_at: task.createdAt,
+        updated_at: task.updatedAt,
+        receipt: task.receipt === null ? null : JSON.stringify(task.receipt),
+        receipt_kind: task.receiptKind,
+      })
+      .execute()
+  }
+
+  async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
+    const row = await this.#db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    return row && rowToA2ATask(row)
+  }
+
+  async findByBernsteinTask(tenantId: string, bernsteinTaskId: string): Promise<A2ATaskRecord[]> {
+    const rows = await this.#db
+      .selectFrom('a2a_tasks')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('bernstein_task_id', '=', bernsteinTaskId)
+      .execute()
+    return rows.map(rowToA2ATask)
+  }
+
+  async setReceipt(id: string, receipt: Readonly<Record<string, unknown>>, kind: 'acceptance' | 'completion', updatedAt: number): Promise<void> {
+    await this.#db
+      .updateTable('a2a_tasks')
+      .set({ receipt: JSON.stringify(receipt), receipt_kind: kind, updated_at: updatedAt })
+      .where('id', '=', id)
+      .execute()
+  }
+
+  async touch(id: string, updatedAt: number): Promise<void> {
+    await this.#db.updateTable('a2a_tasks').set({ updated_at: updatedAt }).where('id', '=', id).execute()
+  }
+
+  async addArtifact(a2aTaskId: string, artifact: A2AArtifact): Promise<void> {
+    await this.#db
+      .insertInto('a2a_artifacts')
+      .values({
+        a2a_task_id: a2aTaskId,
+        name: artifact.name,
+        content_type: artifact.contentType,
+        data: artifact.data,
+        created_at: artifact.createdAt,
+      })
+      .execute()
+  }
+
+  async artifacts(a2aTaskId: string): Promise<A2AArtifact[]> {
+    const rows = await this.#db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc').execute()
+    return rows.map((r) => ({ name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }))
+  }
+
+  async insertMessage(message: A2AMessage): Promise<void> {
+    await this.#db
+      .insertInto('a2a_messages')
+      .values({
+        id: message.id,
+        tenant_id: message.tenantId,
+        sender: message.sender,
+        recipient: message.recipient,
+        content: message.content,
+        task_id: message.taskId,
+        direction: message.direction,
+        delivered: message.delivered ? 1 : 0,
+        external_endpoint: message.externalEndpoint,
+        created_at: message.createdAt,
+      })
+      .execute()
+  }
+
+  async messages(tenantId: string, taskId?: string): Promise<A2AMessage[]> {
+    let q = this.#db.selectFrom('a2a_messages').selectAll().where('tenant_id', '=', tenantId)
+    if (taskId !== undefined) q = q.where('task_id', '=', taskId)
+    const rows = await q.orderBy('created_at', 'asc').execute()
+    return rows.map(rowToMessage)
+  }
+
+  /**
+   * Inserts the inbound delegation unless (tenant, peer, remote id) already exists; returns true when this call
+   * inserted it. The unique constraint decides, so concurrent duplicates cannot both win.
+   */
+  async insertInboundIfNew(inbound: FederatedInbound): Promise<boolean> {
+    const result = await this.#db
+      .insertInto('federated_inbound')
+      .values({
+        id: inbound.id,
+        tenant_id: inbound.tenantId,
+        peer_name: inbound.peerName,
+        remote_task_id: inbound.remoteTaskId,
+        task_id: inbound.taskId,
+        a2a_task_id: inbound.a2aTaskId,
+        message: inbound.message,
+        role: inbound.role,
+        created_at: inbound.createdAt,
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'peer_name', 'remote_task_id']).doNothing())
+      .executeTakeFirst()
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+  }
+
+  async getInbound(tenantId: string, peerName: string, remoteTaskId: string): Promise<FederatedInbound | undefined> {
+    const row = await this.#db
+      .selectFrom('federated_inbound')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('peer_name', '=', peerName)
+      .where('remote_task_id', '=', remoteTaskId)
+      .executeTakeFirst()
+    return row && rowToInbound(row)
+  }
+
+  async countInbound(tenantId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('federated_inbound')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  /** Registers or refreshes a peer (Bernstein registers unknown senders on first contact). */
+  async upsertPeer(peer: Peer): Promise<void> {
+    await this.#db
+      .insertInto('peers')
+      .values({
+        tenant_id: peer.tenantId,
+        name: peer.name,
+        endpoint: peer.endpoint,
+        capabilities: JSON.stringify(peer.capabilities),
+        status: peer.status,
+        last_seen: peer.lastSeen,
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'name']).doUpdateSet({ status: peer.status, last_seen: peer.lastSeen }))
+      .execute()
+  }
+
+  async countPeers(): Promise<number> {
+    const row = await this.#db.selectFrom('peers').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+}

@@ -1,0 +1,95 @@
+import type { Generated } from 'kysely'
+
+/** Tables as stored. JSON values are TEXT on both engines so that one set of queries serves both. */
+export interface TaskTable {
+  id: string
+  tenant_id: string
+  title: string
+  description: string
+  role: string
+  priority: number
+  scope: string
+  complexity: string
+  estimated_minutes: number
+  status: string
+  task_type: string
+  depends_on: string
+  parent_task_id: string | null
+  owned_files: string
+  assigned_agent: string | null
+  result_summary: string | null
+  terminal_reason: string | null
+  metadata: string
+  created_at: number
+  updated_at: number
+  claimed_at: number | null
+  completed_at: number | null
+  closed_at: number | null
+  progress_log: string
+  version: number
+}
+
+export interface A2ATaskTable {
+  id: string
+  tenant_id: string
+  bernstein_task_id: string
+  sender: string
+  message: string
+  created_at: number
+  updated_at: number
+  /** The newest receipt (acceptance, then completion) as JSON text, or null when unattested. */
+  receipt: string | null
+  receipt_kind: string | null
+}
+
+export interface A2AArtifactTable {
+  seq: Generated<number>
+  a2a_task_id: string
+  name: string
+  content_type: string
+  data: string
+  created_at: number
+}
+
+export interface A2AMessageTable {
+  id: string
+  tenant_id: string
+  sender: string
+  recipient: string
+  content: string
+  task_id: string
+  direction: string
+  delivered: number
+  external_endpoint: string | null
+  created_at: number
+}
+
+export interface FederatedInboundTable {
+  id: string
+  tenant_id: string
+  peer_name: string
+  remote_task_id: string
+  task_id: string
+  a2a_task_id: string
+  message: string
+  role: string
+  created_at: number
+}
+
+export interface PeerTable {
+  tenant_id: string
+  name: string
+  endpoint: string
+  capabilities: string
+  status: string
+  last_seen: number
+}
+
+export interface Database {
+  tasks: TaskTable
+  a2a_tasks: A2ATaskTable
+  a2a_artifacts: A2AArtifactTable
+  a2a_messages: A2AMessageTable
+  federated_inbound: FederatedInboundTable
+  peers: PeerTable
+}

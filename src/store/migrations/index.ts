@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely'
+import type { Engine } from '../engine.js'
+import { init } from './2026-11-30-001-init.js'
+
+/** Static provider: migrations are code, ordered by name, and the same for both engines. */
+export function migrationProvider(engine: Engine): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return {
+        '2026-11-30-001-init': init(engine),
+      }
+    },
+  }
+}

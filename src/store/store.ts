@@ -1,0 +1,48 @@
+import { sql } from 'kysely'
+import { A2ARepository } from './a2a.repository.js'
+import type { Connection } from './connect.js'
+import type { Engine } from './engine.js'
+import { TaskRepository } from './task.repository.js'
+
+/** Every repository, bound to one connection or one transaction. */
+export interface Repositories {
+  readonly tasks: TaskRepository
+  readonly a2a: A2ARepository
+}
+
+/**
+ * The store as services see it: repositories, and transactions that hand out repositories bound to them. No
+ * Kysely type crosses this boundary.
+ */
+export class Store {
+  readonly #connection: Connection
+  readonly repos: Repositories
+
+  constructor(connection: Connection) {
+    this.#connection = connection
+    this.repos = Store.#bind(connection.db, connection.engine)
+  }
+
+  static #bind(db: Connection['db'], engine: Engine): Repositories {
+    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db) }
+  }
+
+  get engine(): Engine {
+    return this.#connection.engine
+  }
+
+  /** One transaction per mutation: everything `work` writes commits together or not at all. */
+  async transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    const engine = this.#connection.engine
+    return this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine)))
+  }
+
+  /** Throws when the database does not answer. */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.#connection.db)
+  }
+
+  async close(): Promise<void> {
+    await this.#connection.close()
+  }
+}

@@ -1,0 +1,254 @@
+import { AppError, taskNotFound } from '../errors.js'
+import type { Clock, Ids } from '../runtime.js'
+import type { Repositories, Store } from '../store/store.js'
+import { type ProgressEntry, type Task, type TaskComplexity, type TaskScope, type TaskStatus, type TaskType, assertTransition } from './task.js'
+import type { TaskAction, TaskObserver } from './task-events.js'
+
+export interface NewTask {
+  readonly title: string
+  readonly description?: string
+  readonly role?: string
+  readonly priority?: number
+  readonly scope?: TaskScope
+  readonly complexity?: TaskComplexity
+  readonly estimatedMinutes?: number
+  readonly taskType?: TaskType
+  readonly dependsOn?: readonly string[]
+  readonly parentTaskId?: string | null
+  readonly ownedFiles?: readonly string[]
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
+export interface TaskPage {
+  readonly tasks: readonly Task[]
+  readonly nextCursor: string | null
+}
+
+export interface ListTasksInput {
+  readonly status?: TaskStatus
+  readonly role?: string
+  readonly limit: number
+  readonly cursor?: string
+}
+
+export interface TaskServiceDeps {
+  readonly store: Store
+  readonly clock: Clock
+  readonly ids: Ids
+  readonly observers?: readonly TaskObserver[]
+}
+
+function encodeCursor(task: Task): string {
+  return Buffer.from(JSON.stringify([task.createdAt, task.id])).toString('base64url')
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'number' && typeof value[1] === 'string') {
+      return { createdAt: value[0], id: value[1] }
+    }
+  } catch {
+    // fall through to the validation error
+  }
+  throw new AppError('validation_failed', 'invalid cursor', {
+    issues: [{ loc: ['query', 'cursor'], msg: 'Invalid pagination cursor', type: 'value_error' }],
+  })
+}
+
+/** The Bernstein task lifecycle: creation, listing, claiming and the transitions, one transaction each. */
+export class TaskService {
+  readonly #deps: TaskServiceDeps
+
+  constructor(deps: TaskServiceDeps) {
+    this.#deps = deps
+  }
+
+  /** Builds a new open task (used inside other services' transactions, e.g. A2A send). */
+  newTask(tenantId: string, input: NewTask): Task {
+    const now = this.#deps.clock.now()
+    return {
+      id: this.#deps.ids.shortId(),
+      tenantId,
+      title: input.title,
+      description: input.description ?? '',
+      role: input.role ?? 'auto',
+      priority: input.priority ?? 2,
+      scope: input.scope ?? 'medium',
+      complexity: input.complexity ?? 'medium',
+      estimatedMinutes: input.estimatedMinutes ?? 30,
+      status: 'open',
+      taskType: input.taskType ?? 'standard',
+      dependsOn: input.dependsOn ?? [],
+      parentTaskId: input.parentTaskId ?? null,
+      ownedFiles: input.ownedFiles ?? [],
+      assignedAgent: null,
+      resultSummary: null,
+      terminalReason: null,
+      metadata: input.metadata ?? {},
+      createdAt: now,
+      updatedAt: now,
+      claimedAt: null,
+      completedAt: null,
+      closedAt: null,
+      progressLog: [],
+      version: 1,
+    }
+  }
+
+  /** Inserts a task within an open transaction and tells the observers. */
+  async insertWithin(repos: Repositories, task: Task, actor: string | null = null): Promise<void> {
+    await repos.tasks.insert(task)
+    await this.#notify(repos, 'create', null, task, null, actor)
+  }
+
+  async create(tenantId: string, input: NewTask): Promise<Task> {
+    const task = this.newTask(tenantId, input)
+    await this.#deps.store.transaction((repos) => this.insertWithin(repos, task))
+    return task
+  }
+
+  async get(tenantId: string, id: string): Promise<Task> {
+    const task = await this.#deps.store.repos.tasks.get(tenantId, id)
+    if (!task) throw taskNotFound(id)
+    return task
+  }
+
+  async list(tenantId: string, input: ListTasksInput): Promise<TaskPage> {
+    const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor)
+    // One extra row tells whether another page exists without a count query.
+    const rows = await this.#deps.store.repos.tasks.list({
+      tenantId,
+      limit: input.limit + 1,
+      ...(input.status ? { status: input.status } : {}),
+      ...(input.role ? { role: input.role } : {}),
+      ...(after ? { after } : {}),
+    })
+    const tasks = rows.slice(0, input.limit)
+    const last = tasks[tasks.length - 1]
+    return { tasks, nextCursor: rows.length > input.limit && last ? encodeCursor(last) : null }
+  }
+
+  /** Claims the next open task for a role; undefined when there is none. Never hands one task to two callers. */
+  async claimNext(tenantId: string, role: string, agentId: string | null): Promise<Task | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const result = await this.#deps.store.transaction(async (repos) => {
+        const candidate = await repos.tasks.nextOpenForRole(tenantId, role)
+        if (!candidate) return { done: true as const, task: undefined }
+        const claimed = this.#claimed(candidate, agentId)
+        // The CAS makes a lost race visible even where row locks are not available.
+        if (!(await repos.tasks.replace(claimed, candidate.version))) return { done: false as const, task: undefined }
+        await this.#notify(repos, 'claim', candidate, claimed, null, agentId)
+        return { done: true as const, task: claimed }
+      })
+      if (result.done) return result.task
+    }
+    throw new AppError('unavailable', 'Too much contention claiming the next task; retry')
+  }
+
+  claim(tenantId: string, id: string, agentId: string | null, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'claim', agentId, null, (task) => {
+      assertTransition(task, 'claimed')
+      return this.#claimed(task, agentId)
+    })
+  }
+
+  progress(tenantId: string, id: string, message: string, percent: number, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'progress', null, message, (task, now) => {
+      // The first report moves a claimed task to in_progress; later ones keep it there.
+      if (task.status !== 'in_progress') assertTransition(task, 'in_progress')
+      return this.#appendProgress({ ...task, status: 'in_progress' }, { timestamp: now, message, percent })
+    })
+  }
+
+  /** Records a progress entry without changing the status (inbound A2A messages). */
+  async appendNoteWithin(repos: Repositories, tenantId: string, id: string, message: string): Promise<Task> {
+    const task = await repos.tasks.get(tenantId, id)
+    if (!task) throw taskNotFound(id)
+    const now = this.#deps.clock.now()
+    const next = { ...this.#appendProgress(task, { timestamp: now, message, percent: 0 }), updatedAt: now, version: task.version + 1 }
+    if (!(await repos.tasks.replace(next, task.version))) throw this.#conflict(task.id, task.version, undefined)
+    await this.#notify(repos, 'progress', task, next, message, null)
+    return next
+  }
+
+  complete(tenantId: string, id: string, resultSummary: string, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'complete', null, resultSummary, (task, now) => {
+      // Bernstein claims an open task automatically before completing it.
+      const from = task.status === 'open' ? (assertTransition(task, 'claimed'), this.#claimed(task, null)) : task
+      assertTransition(from, 'done')
+      return { ...from, status: 'done', resultSummary, completedAt: now }
+    })
+  }
+
+  fail(tenantId: string, id: string, reason: string, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'fail', null, reason, (task, now) => {
+      assertTransition(task, 'failed')
+      return { ...task, status: 'failed', terminalReason: reason, completedAt: now }
+    })
+  }
+
+  cancel(tenantId: string, id: string, reason: string | null, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'cancel', null, reason, (task, now) => {
+      assertTransition(task, 'cancelled')
+      return { ...task, status: 'cancelled', terminalReason: reason ?? 'cancelled', completedAt: now }
+    })
+  }
+
+  block(tenantId: string, id: string, reason: string, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'block', null, reason, (task) => {
+      assertTransition(task, 'blocked')
+      return { ...task, status: 'blocked', terminalReason: reason }
+    })
+  }
+
+  close(tenantId: string, id: string, reason: string | null, expectedVersion?: number): Promise<Task> {
+    return this.#mutate(tenantId, id, expectedVersion, 'close', null, reason, (task, now) => {
+      assertTransition(task, 'closed')
+      return { ...task, status: 'closed', closedAt: now }
+    })
+  }
+
+  #claimed(task: Task, agentId: string | null): Task {
+    const now = this.#deps.clock.now()
+    return { ...task, status: 'claimed', assignedAgent: agentId ?? task.assignedAgent, claimedAt: now, updatedAt: now, version: task.version + 1 }
+  }
+
+  #appendProgress(task: Task, entry: ProgressEntry): Task {
+    return { ...task, progressLog: [...task.progressLog, entry] }
+  }
+
+  #conflict(id: string, current: number, expected: number | undefined): AppError {
+    return new AppError(
+      'version_conflict',
+      expected === undefined
+        ? `Task '${id}' was modified concurrently; retry`
+        : `Version conflict on task '${id}': expected ${expected}, current ${current}`,
+    )
+  }
+
+  async #mutate(
+    tenantId: string,
+    id: string,
+    expectedVersion: number | undefined,
+    action: TaskAction,
+    actor: string | null,
+    note: string | null,
+    change: (task: Task, now: number) => Task,
+  ): Promise<Task> {
+    return this.#deps.store.transaction(async (repos) => {
+      const task = await repos.tasks.get(tenantId, id)
+      if (!task) throw taskNotFound(id)
+      if (expectedVersion !== undefined && expectedVersion !== task.version) throw this.#conflict(id, task.version, expectedVersion)
+      const now = this.#deps.clock.now()
+      const next: Task = { ...change(task, now), updatedAt: now, version: task.version + 1 }
+      if (!(await repos.tasks.replace(next, task.version))) throw this.#conflict(id, task.version, expectedVersion)
+      await this.#notify(repos, action, task, next, note, actor)
+      return next
+    })
+  }
+
+  async #notify(repos: Repositories, action: TaskAction, before: Task | null, after: Task, note: string | null, actor: string | null): Promise<void> {
+    for (const observer of this.#deps.observers ?? []) await observer.onTaskChange(repos, { action, before, after, note, actor })
+  }
+}
