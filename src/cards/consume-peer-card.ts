@@ -1,0 +1,77 @@
+/**
+ * The consume side: may we delegate to the peer that presents this card? (Bernstein `consume_peer_card` and the
+ * issuer check of `accept_inbound_task`, §5.4.)
+ *
+ * @module
+ */
+import { pythonRepr } from '../canonical/python-json.js'
+import { keyFingerprint } from '../crypto/fingerprint.js'
+import type { SignedCapabilityCard } from './capability-card.js'
+import { policiesMeetRequirements } from './policy-gate.js'
+import type { PolicyRequirements } from './policy-gate.js'
+import { verifyCapabilityCard } from './verify-capability-card.js'
+
+export type PeerCardRejection = 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'
+
+/** The peer's card is not acceptable; `reason` is stable, `detail` is Bernstein's text. */
+export class PeerCardRejected extends Error {
+  readonly reason: PeerCardRejection
+  readonly detail: string
+
+  constructor(reason: PeerCardRejection, detail: string) {
+    super(`peer card rejected (${reason}): ${detail}`)
+    this.name = 'PeerCardRejected'
+    this.reason = reason
+    this.detail = detail
+  }
+}
+
+export interface ConsumePeerCardOptions {
+  /** Fingerprints (`sha256:…`) of the card keys the operator trusts. Carrying a key is not trust. */
+  trustedIssuerFingerprints: Iterable<string>
+  requirements: PolicyRequirements
+  /** Unix seconds; defaults to the current time. */
+  now?: number
+  /** The origin the inbound message claims; when given, the card's issuer must equal it (checked first). */
+  expectedIssuer?: string
+}
+
+export interface AcceptedPeerCard {
+  card: SignedCapabilityCard
+  fingerprint: string
+}
+
+/**
+ * Accepts a peer card or throws {@link PeerCardRejected}, checking in this order and stopping at the first
+ * failure: `issuer_mismatch` (only with `expectedIssuer`), `signature` (invalid, malformed or expired),
+ * `untrusted_issuer`, `policy` (all gate failures joined with `"; "`).
+ *
+ * @example
+ * await consumePeerCard(signed, { trustedIssuerFingerprints: ['sha256:10ba…'], requirements, now })
+ */
+export async function consumePeerCard(
+  signed: SignedCapabilityCard,
+  { trustedIssuerFingerprints, requirements, now = Date.now() / 1000, expectedIssuer }: ConsumePeerCardOptions,
+): Promise<AcceptedPeerCard> {
+  if (expectedIssuer !== undefined) {
+    const issuer: unknown = (signed as { card?: { issuer?: unknown } } | null)?.card?.issuer
+    if (issuer !== expectedIssuer) {
+      const shown = typeof issuer === 'string' ? pythonRepr(issuer) : 'None'
+      throw new PeerCardRejected(
+        'issuer_mismatch',
+        `card issuer ${shown} does not match the message origin ${pythonRepr(expectedIssuer)}`,
+      )
+    }
+  }
+  const verified = await verifyCapabilityCard(signed, { now })
+  if (!verified.ok) throw new PeerCardRejected('signature', 'card signature is invalid or the card has expired')
+  const { card } = verified
+  // verifyCapabilityCard has already loaded this PEM as an Ed25519 key, so this cannot throw.
+  const fingerprint = keyFingerprint(card.card.public_key_pem)
+  if (!new Set(trustedIssuerFingerprints).has(fingerprint)) {
+    throw new PeerCardRejected('untrusted_issuer', `card key fingerprint ${fingerprint} is not in the trusted-issuer set`)
+  }
+  const gate = policiesMeetRequirements(card.card.policies, requirements)
+  if (!gate.ok) throw new PeerCardRejected('policy', gate.failures.join('; '))
+  return { card, fingerprint }
+}

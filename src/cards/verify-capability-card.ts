@@ -1,0 +1,88 @@
+/**
+ * Offline verification of a signed capability card (Bernstein `verify_capability_card`, §5.2).
+ *
+ * @module
+ */
+import type { KeyObject } from 'node:crypto'
+import { PyFloat, pythonRepr } from '../canonical/python-json.js'
+import { JWS_ALG, verifyDetachedJws } from '../crypto/detached-jws.js'
+import { publicKeyFromPem } from '../crypto/ed25519.js'
+import { KeyRejected } from '../crypto/key-rejected.js'
+import {
+  CAPABILITY_CARD_TYP,
+  CapabilityCardInvalid,
+  capabilityCardSigningBytes,
+  parseCapabilityCard,
+} from './capability-card.js'
+import type { SignedCapabilityCard } from './capability-card.js'
+
+/**
+ * Why a card failed: not a well-formed card (`malformed`), a top-level or header algorithm other than EdDSA
+ * (`alg`), a header `typ` other than `a2a-capability+jws` (`typ`), header and body `kid` differ (`kid_mismatch`),
+ * the embedded PEM is not an Ed25519 public key (`key`), the JWS does not verify (`signature`), or the card is
+ * authentic but past `expires_at` (`expired`).
+ */
+export type CardVerifyFailure = 'malformed' | 'alg' | 'typ' | 'kid_mismatch' | 'key' | 'signature' | 'expired'
+
+export type CardVerification =
+  | { ok: true; card: SignedCapabilityCard }
+  | { ok: false; reason: CardVerifyFailure; detail: string }
+
+export interface VerifyCapabilityCardOptions {
+  /** Verification time in Unix seconds; defaults to the current time. */
+  now?: number
+  /** Set to false to check only authenticity (conformance reports expiry separately). */
+  checkExpiry?: boolean
+}
+
+/**
+ * Verifies a signed card: the card is re-validated (so a value that only claims to be a
+ * {@link SignedCapabilityCard} is safe to pass), the signature is a detached EdDSA JWS with
+ * `typ: a2a-capability+jws` and the body's `kid` over the JCS of the typed body, made by the embedded key; and,
+ * unless `checkExpiry` is false, `expires_at > 0 && now > expires_at` means expired (so `now == expires_at` still
+ * passes). Never throws on bad data. The signature is checked before expiry, so `expired` is only reported for
+ * authentic cards.
+ *
+ * @example const result = await verifyCapabilityCard(parseCardFile(text), { now: Date.now() / 1000 })
+ */
+export async function verifyCapabilityCard(
+  signed: SignedCapabilityCard,
+  { now = Date.now() / 1000, checkExpiry = true }: VerifyCapabilityCardOptions = {},
+): Promise<CardVerification> {
+  if (typeof now !== 'number' || Number.isNaN(now)) throw new TypeError('now must be a number of Unix seconds')
+  let card: SignedCapabilityCard
+  try {
+    card = parseCapabilityCard(signed)
+  } catch (error) {
+    if (!(error instanceof CapabilityCardInvalid)) throw error
+    return { ok: false, reason: error.code === 'kid_mismatch' ? 'kid_mismatch' : 'malformed', detail: error.message }
+  }
+  if (card.alg !== JWS_ALG) return { ok: false, reason: 'alg', detail: `card alg must be ${JWS_ALG}` }
+  let publicKey: KeyObject
+  try {
+    publicKey = publicKeyFromPem(card.card.public_key_pem)
+  } catch (error) {
+    if (!(error instanceof KeyRejected)) throw error
+    return { ok: false, reason: 'key', detail: `public_key_pem: ${error.message}` }
+  }
+  const result = await verifyDetachedJws(card.signature, capabilityCardSigningBytes(card.card), publicKey)
+  if (!result.ok) {
+    const reason = result.code === 'unknown_alg' ? 'alg' : result.code === 'malformed' ? 'malformed' : 'signature'
+    return { ok: false, reason, detail: result.detail }
+  }
+  if (result.header.typ !== CAPABILITY_CARD_TYP) {
+    return { ok: false, reason: 'typ', detail: `JWS typ must be ${CAPABILITY_CARD_TYP}` }
+  }
+  if (result.header.kid !== card.card.kid) {
+    return { ok: false, reason: 'kid_mismatch', detail: 'JWS kid does not match the card kid' }
+  }
+  if (checkExpiry && isExpired(card.card.expires_at, now)) {
+    return { ok: false, reason: 'expired', detail: `card expired at ${pythonRepr(new PyFloat(card.card.expires_at))}` }
+  }
+  return { ok: true, card }
+}
+
+/** Bernstein's expiry rule: `0` never expires; otherwise expired strictly after `expires_at`. */
+export function isExpired(expiresAt: number, now: number): boolean {
+  return expiresAt > 0 && now > expiresAt
+}
