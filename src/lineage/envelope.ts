@@ -1,0 +1,234 @@
+/**
+ * The `bernstein.lineage_v2` envelope (behaviour doc §7.2): a tracker-audit chain carried inside an A2A message, bound
+ * by an unkeyed `chain_digest`.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { isPyInt, isPyObject, PyFloat, pythonCanonicalBytes, pythonRepr, pythonTypeName } from '../canonical/python-json.js'
+import type { PyObject, PyValue } from '../canonical/python-json.js'
+import {
+  computeTrackerEntryHash,
+  parseTrackerEntry,
+  trackerEntryBody,
+  trackerEntryBytes,
+} from './tracker-entry.js'
+import type { TrackerAuditEntry } from './tracker-entry.js'
+
+/** Field name of the envelope inside an A2A message. */
+export const LINEAGE_ENVELOPE_FIELD = 'bernstein.lineage_v2'
+
+/** Envelope schema version written by {@link wrapLineageChain}. */
+export const LINEAGE_ENVELOPE_SCHEMA_VERSION = 1
+
+/** A parsed or freshly wrapped envelope. */
+export interface LineageEnvelope {
+  schema_version: number
+  /** Issuer id from the sender's capability card (not verified by Bernstein on import). */
+  source_issuer: string
+  /** `sha256:` over the canonical bytes of each entry followed by `\n`. */
+  chain_digest: string
+  entries: TrackerAuditEntry[]
+}
+
+/** Stable codes for the ways an envelope can be rejected. */
+export type LineageEnvelopeErrorCode =
+  | 'not_object'
+  | 'missing_field'
+  | 'missing_source_issuer'
+  | 'invalid_chain_digest'
+  | 'entries_not_list'
+  | 'invalid_entry'
+  | 'digest_mismatch'
+  | 'invalid_schema_version'
+  | 'broken_link'
+  | 'entry_hash_mismatch'
+  | 'issuer_mismatch'
+
+/** Why an envelope was rejected; `message` is Bernstein's text where Bernstein has the check. */
+export interface LineageEnvelopeError {
+  code: LineageEnvelopeErrorCode
+  message: string
+  /** Index of the offending entry, for entry-level errors. */
+  entryIndex?: number
+}
+
+export type LineageEnvelopeResult = { ok: true; envelope: LineageEnvelope } | { ok: false; error: LineageEnvelopeError }
+
+/** Stricter checks than Bernstein's `from_payload`, all off by default. */
+export interface LineageEnvelopeParseOptions {
+  /** Require each carried entry's `prev_entry_hash` to equal the previous entry's `entry_hash`. */
+  checkLinks?: boolean
+  /** Require each carried entry's `entry_hash` to recompute (unkeyed: no sender key needed). */
+  checkEntryHashes?: boolean
+  /** Require `source_issuer` to equal this issuer (from a capability card the caller has verified). */
+  expectedIssuer?: string
+}
+
+/**
+ * `chain_digest`: SHA-256 over `canonical(entry) + "\n"` for every entry in order, i.e. the SHA-256 of the JSONL log
+ * holding exactly these entries. Order-sensitive and unkeyed.
+ */
+export function chainDigest(entries: Iterable<TrackerAuditEntry>): string {
+  const hash = createHash('sha256')
+  for (const entry of entries) {
+    hash.update(trackerEntryBytes(entry))
+    hash.update('\n')
+  }
+  return 'sha256:' + hash.digest('hex')
+}
+
+/** Options of {@link wrapLineageChain}: both filters apply together (AND), as in Bernstein. */
+export interface WrapLineageChainOptions {
+  sourceIssuer: string
+  trackerName?: string
+  ticketId?: string
+}
+
+/**
+ * Wraps a chain (Bernstein's `wrap_lineage_chain`): all entries, or those matching every given filter. A filtered
+ * envelope is not a contiguous chain, so its prev links do not line up.
+ */
+export function wrapLineageChain(entries: Iterable<TrackerAuditEntry>, options: WrapLineageChainOptions): LineageEnvelope {
+  if (typeof options.sourceIssuer !== 'string' || options.sourceIssuer.length === 0) {
+    throw new TypeError('sourceIssuer must be a non-empty string')
+  }
+  const selected: TrackerAuditEntry[] = []
+  for (const entry of entries) {
+    if (options.trackerName !== undefined && entry.tracker_name !== options.trackerName) continue
+    if (options.ticketId !== undefined && entry.ticket_id !== options.ticketId) continue
+    selected.push(entry)
+  }
+  return {
+    schema_version: LINEAGE_ENVELOPE_SCHEMA_VERSION,
+    source_issuer: options.sourceIssuer,
+    chain_digest: chainDigest(selected),
+    entries: selected,
+  }
+}
+
+/** The JSON payload (`LineageEnvelope.to_payload`). */
+export function lineageEnvelopePayload(envelope: LineageEnvelope): PyObject {
+  return {
+    schema_version: envelope.schema_version,
+    source_issuer: envelope.source_issuer,
+    chain_digest: envelope.chain_digest,
+    entries: envelope.entries.map((entry) => trackerEntryBody(entry)),
+  }
+}
+
+/** Python-canonical bytes of the payload: what a cross-org boundary entry's `output_blob_hash` covers. */
+export function lineageEnvelopePayloadBytes(envelope: LineageEnvelope): Buffer {
+  return pythonCanonicalBytes(lineageEnvelopePayload(envelope))
+}
+
+/** `{"bernstein.lineage_v2": payload}`, to splice into an A2A message. */
+export function lineageEnvelopeField(envelope: LineageEnvelope): PyObject {
+  return { [LINEAGE_ENVELOPE_FIELD]: lineageEnvelopePayload(envelope) }
+}
+
+function reject(code: LineageEnvelopeErrorCode, message: string, entryIndex?: number): LineageEnvelopeResult {
+  return { ok: false, error: entryIndex === undefined ? { code, message } : { code, message, entryIndex } }
+}
+
+// Python's int(x) on the carried schema_version, which Bernstein applies without checking the value.
+function pythonInt(value: PyValue): number | string {
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (isPyInt(value)) return Number(value)
+  if (value instanceof PyFloat || typeof value === 'number') {
+    const x = value instanceof PyFloat ? value.value : value
+    if (Number.isNaN(x)) return 'cannot convert float NaN to integer'
+    if (!Number.isFinite(x)) return 'cannot convert float infinity to integer'
+    return Math.trunc(x)
+  }
+  if (typeof value === 'string') {
+    if (/^\s*[+-]?\d+(_\d+)*\s*$/.test(value)) return Number(value.replace(/_/g, '').trim())
+    return `invalid literal for int() with base 10: ${pythonRepr(value)}`
+  }
+  return `int() argument must be a string, a bytes-like object or a real number, not '${pythonTypeName(value)}'`
+}
+
+/**
+ * Rebuilds an envelope from its payload, with Bernstein's checks and texts (`LineageEnvelope.from_payload`): an
+ * object, a non-empty `source_issuer`, a `sha256:` `chain_digest`, a list of well-formed entries, and a digest that
+ * recomputes. Carried HMACs are not checked (they need the sender's key); the optional checks add link continuity,
+ * entry hashes and the expected issuer. Never throws.
+ */
+export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeParseOptions = {}): LineageEnvelopeResult {
+  if (!isPyObject(payload)) return reject('not_object', 'lineage envelope payload must be an object')
+  const sourceIssuer = payload['source_issuer']
+  const digest = payload['chain_digest']
+  const rawEntries = payload['entries']
+  if (typeof sourceIssuer !== 'string' || sourceIssuer.length === 0) {
+    return reject('missing_source_issuer', "lineage envelope missing 'source_issuer'")
+  }
+  if (typeof digest !== 'string' || !digest.startsWith('sha256:')) {
+    return reject('invalid_chain_digest', "lineage envelope missing valid 'chain_digest'")
+  }
+  if (!Array.isArray(rawEntries)) return reject('entries_not_list', "lineage envelope 'entries' must be a list")
+
+  const entries: TrackerAuditEntry[] = []
+  for (const [index, raw] of rawEntries.entries()) {
+    const parsed = parseTrackerEntry(raw)
+    if (!parsed.ok) return reject('invalid_entry', parsed.error, index)
+    entries.push(parsed.entry)
+  }
+  let recomputed: string
+  try {
+    recomputed = chainDigest(entries)
+  } catch (error) {
+    return reject('invalid_entry', error instanceof Error ? error.message : String(error))
+  }
+  if (recomputed !== digest) {
+    return reject('digest_mismatch', `lineage envelope chain_digest mismatch (carried ${digest}, recomputed ${recomputed})`)
+  }
+  const version = pythonInt(
+    Object.prototype.hasOwnProperty.call(payload, 'schema_version')
+      ? (payload['schema_version'] as PyValue)
+      : LINEAGE_ENVELOPE_SCHEMA_VERSION,
+  )
+  if (typeof version === 'string') return reject('invalid_schema_version', version)
+
+  if (options.checkEntryHashes) {
+    for (const [index, entry] of entries.entries()) {
+      if (computeTrackerEntryHash(entry) !== entry.entry_hash) {
+        return reject('entry_hash_mismatch', `lineage envelope entry ${index}: entry_hash mismatch (tampered payload)`, index)
+      }
+    }
+  }
+  if (options.checkLinks) {
+    for (let index = 1; index < entries.length; index++) {
+      const previous = entries[index - 1] as TrackerAuditEntry
+      const entry = entries[index] as TrackerAuditEntry
+      if (entry.prev_entry_hash !== previous.entry_hash) {
+        return reject(
+          'broken_link',
+          `lineage envelope entry ${index}: prev_entry_hash mismatch (expected ${previous.entry_hash}, got ${entry.prev_entry_hash})`,
+          index,
+        )
+      }
+    }
+  }
+  if (options.expectedIssuer !== undefined && sourceIssuer !== options.expectedIssuer) {
+    return reject(
+      'issuer_mismatch',
+      `lineage envelope source_issuer ${pythonRepr(sourceIssuer)} does not match the verified issuer ${pythonRepr(options.expectedIssuer)}`,
+    )
+  }
+  return { ok: true, envelope: { schema_version: version, source_issuer: sourceIssuer, chain_digest: digest, entries } }
+}
+
+/**
+ * Extracts and parses the envelope carried in an A2A message (`LineageEnvelope.from_envelope_field`). A message
+ * without the field (or with a non-object there) is rejected with Bernstein's text.
+ */
+export function parseLineageEnvelopeField(
+  a2aEnvelope: PyValue,
+  options: LineageEnvelopeParseOptions = {},
+): LineageEnvelopeResult {
+  const payload = isPyObject(a2aEnvelope) ? a2aEnvelope[LINEAGE_ENVELOPE_FIELD] : undefined
+  if (!isPyObject(payload)) {
+    return reject('missing_field', `A2A envelope missing '${LINEAGE_ENVELOPE_FIELD}' field`)
+  }
+  return parseLineageEnvelope(payload, options)
+}
