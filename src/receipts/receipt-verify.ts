@@ -1,0 +1,229 @@
+/**
+ * Offline verification of an A2A task receipt (behaviour doc §3.3, Bernstein's `verify_task_receipt` and
+ * `verify_head_signature`), plus a kid consistency check Bernstein lacks. The Ed25519 primitive is injected.
+ *
+ * @module
+ */
+import { isPyObject, pythonRepr, pythonStr } from '../canonical/python-json.js'
+import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { HEAD_SIGNATURE_ALG, canonicalResponseBytes, contentHash, receiptBindingDigest } from './receipt.js'
+import type { A2ATaskReceipt } from './receipt.js'
+
+/** Verifies an Ed25519 signature; must return false (not throw) for a bad one. */
+export type Ed25519Verifier = (args: {
+  publicKey: Uint8Array
+  message: Uint8Array
+  signature: Uint8Array
+}) => boolean | Promise<boolean>
+
+/** Options of {@link verifyReceipt}. */
+export interface VerifyReceiptOptions {
+  /** Pin the signing key: the embedded JWK's `x` must equal this JWK's (and its `kid` too, when it has one). */
+  trustedJwk?: Readonly<Record<string, unknown>>
+  verifyEd25519: Ed25519Verifier
+  /**
+   * Require `kid`, `head_signature.key_id` and the JWK's `kid` (when present) to agree. Default true; false gives
+   * Bernstein's behaviour exactly.
+   */
+  checkKid?: boolean
+}
+
+/** Outcome of {@link verifyReceipt}. */
+export interface ReceiptVerification {
+  ok: boolean
+  /** Bernstein's texts, in Bernstein's order; ours (kid) come last. */
+  failures: string[]
+  /** `head_signature.key_id` when the signature verified (Bernstein's `verified_key_id`). */
+  verifiedKeyId: string | null
+  /** Whether a trusted key was supplied. */
+  keyPinned: boolean
+  /** Set on success without a pinned key: the signature only proves the receipt's own embedded key. */
+  warning?: string
+  /** The content hash recomputed from the response, when one could be computed. */
+  recomputedContentHash: string | null
+}
+
+/** Bernstein's warning for a receipt verified against its own embedded key. */
+export const UNPINNED_KEY_WARNING =
+  "signature verified against the receipt's own embedded key (trust-on-first-use); the key is not pinned. " +
+  "Pass --trusted-jwk to verify provenance against the operator's published key."
+
+type Decoded = { ok: true; bytes: Buffer } | { ok: false; error: string }
+
+const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+// base64.b64decode(s, validate=True), with Python 3.11's messages.
+function decodeStrictBase64(text: string): Decoded {
+  if (!STRICT_BASE64.test(text)) return { ok: false, error: 'Only base64 data is allowed' }
+  const data = text.replace(/=+$/, '')
+  const pads = text.length - data.length
+  if (data.length % 4 === 1) {
+    return {
+      ok: false,
+      error: `Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`,
+    }
+  }
+  if ((data.length + pads) % 4 !== 0) return { ok: false, error: 'Incorrect padding' }
+  return { ok: true, bytes: Buffer.from(data, 'base64') }
+}
+
+// base64.urlsafe_b64decode(x + padding): the non-validating decoder drops characters outside the alphabet.
+function decodeLooseBase64Url(text: string): Decoded {
+  const data = text.replace(/[^A-Za-z0-9_-]/g, '')
+  if (data.length % 4 === 1) {
+    return {
+      ok: false,
+      error: `Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`,
+    }
+  }
+  return { ok: true, bytes: Buffer.from(data, 'base64url') }
+}
+
+function jwkPublicKey(jwk: PyObject): Decoded {
+  if (jwk['kty'] !== 'OKP' || jwk['crv'] !== 'Ed25519') {
+    return { ok: false, error: `expected kty=OKP, crv=Ed25519; got ${pythonRepr(jwk)}` }
+  }
+  const x = jwk['x']
+  if (typeof x !== 'string') return { ok: false, error: "JWK 'x' is missing or not a string" }
+  const decoded = decodeLooseBase64Url(x)
+  if (!decoded.ok) return { ok: false, error: `invalid base64url: ${decoded.error}` }
+  if (decoded.bytes.length !== 32) {
+    return { ok: false, error: `Ed25519 public key must be 32 bytes (got ${decoded.bytes.length})` }
+  }
+  return decoded
+}
+
+/** Bernstein's `verify_head_signature` over a hex digest; returns its error texts (unprefixed) or the key id. */
+async function verifyHeadSignature(
+  digestHex: string,
+  headSignature: PyObject,
+  trustedJwk: Readonly<Record<string, unknown>> | undefined,
+  verify: Ed25519Verifier,
+): Promise<{ ok: true; keyId: string | null } | { ok: false; error: string }> {
+  const alg = headSignature['alg']
+  if (alg !== HEAD_SIGNATURE_ALG) {
+    return { ok: false, error: `unsupported head_signature alg: ${pythonRepr(alg)} (expected EdDSA)` }
+  }
+  const sigB64 = headSignature['signature_b64']
+  const jwk = headSignature['public_key_jwk']
+  if (typeof sigB64 !== 'string' || sigB64.length === 0) {
+    return { ok: false, error: 'head_signature.signature_b64 missing or not a string' }
+  }
+  if (!isPyObject(jwk)) return { ok: false, error: 'head_signature.public_key_jwk missing or not an object' }
+  if (trustedJwk !== undefined) {
+    const trustedX = trustedJwk['x']
+    if (typeof trustedX !== 'string' || trustedX.length === 0 || trustedX !== jwk['x']) {
+      return {
+        ok: false,
+        error:
+          'head_signature.public_key_jwk does not match the trusted JWK (verifier was given an explicit trusted key)',
+      }
+    }
+  }
+  const publicKey = jwkPublicKey(jwk)
+  if (!publicKey.ok) return { ok: false, error: `head_signature.public_key_jwk invalid: ${publicKey.error}` }
+  const signature = decodeStrictBase64(sigB64)
+  if (!signature.ok) return { ok: false, error: `head_signature.signature_b64 not valid base64: ${signature.error}` }
+  let valid = false
+  // An Ed25519 signature is 64 bytes; anything else cannot verify (Python's cryptography raises InvalidSignature).
+  if (signature.bytes.length === 64) {
+    try {
+      valid = await verify({
+        publicKey: publicKey.bytes,
+        message: Buffer.from(digestHex, 'hex'),
+        signature: signature.bytes,
+      })
+    } catch {
+      valid = false
+    }
+  }
+  if (!valid) return { ok: false, error: 'head_signature.signature_b64 does not verify against head_sha256' }
+  const keyId = Object.prototype.hasOwnProperty.call(headSignature, 'key_id')
+    ? pythonStr(headSignature['key_id'] as PyValue)
+    : ''
+  return { ok: true, keyId: keyId || null }
+}
+
+function shown(value: unknown): string {
+  return value === undefined ? '(missing)' : typeof value === 'string' ? value : pythonRepr(value as PyValue)
+}
+
+function kidFailures(receipt: A2ATaskReceipt, trustedJwk: Readonly<Record<string, unknown>> | undefined): string[] {
+  const failures: string[] = []
+  const head = receipt.head_signature
+  const keyId = Object.prototype.hasOwnProperty.call(head, 'key_id') ? head['key_id'] : undefined
+  const jwk = head['public_key_jwk']
+  const jwkKid = isPyObject(jwk) && Object.prototype.hasOwnProperty.call(jwk, 'kid') ? jwk['kid'] : undefined
+  // A JWK without kid is legal (RFC 7517); key_id is not optional in a receipt.
+  if (keyId !== receipt.kid || (jwkKid !== undefined && jwkKid !== receipt.kid)) {
+    failures.push(`kid mismatch: receipt kid ${receipt.kid}, key_id ${shown(keyId)}, jwk kid ${shown(jwkKid)}`)
+  }
+  const trustedKid = trustedJwk?.['kid']
+  if (trustedKid !== undefined && trustedKid !== receipt.kid) {
+    failures.push(`trusted JWK kid mismatch: trusted kid ${shown(trustedKid)}, receipt kid ${receipt.kid}`)
+  }
+  return failures
+}
+
+/**
+ * Verifies a receipt against the response it attests, offline. `response` is either the parsed response (hashed
+ * Python-canonically; remove a top-level `receipt` key first) or the raw bytes (hashed verbatim); `undefined`/`null`
+ * means none was supplied. Failure texts are Bernstein's (`content_hash mismatch: …`,
+ * `head_signature: head_signature.signature_b64 does not verify against head_sha256`, …); with `checkKid` (default)
+ * an inconsistent kid adds `kid mismatch: receipt kid <a>, key_id <b>, jwk kid <c>`. Never throws on bad data.
+ */
+export async function verifyReceipt(
+  receipt: A2ATaskReceipt,
+  response: PyValue | Uint8Array | undefined,
+  options: VerifyReceiptOptions,
+): Promise<ReceiptVerification> {
+  if (typeof options?.verifyEd25519 !== 'function') throw new TypeError('verifyEd25519 must be a function')
+  const keyPinned = options.trustedJwk !== undefined
+  const failed = (failures: string[], recomputed: string | null): ReceiptVerification => ({
+    ok: false,
+    failures,
+    verifiedKeyId: null,
+    keyPinned,
+    recomputedContentHash: recomputed,
+  })
+
+  if (response === undefined || response === null) return failed(['no response supplied to verify against'], null)
+  let recomputed: string
+  if (response instanceof Uint8Array) {
+    recomputed = contentHash(response)
+  } else {
+    try {
+      recomputed = contentHash(canonicalResponseBytes(response))
+    } catch (error) {
+      return failed([`A2A response is not canonicalisable: ${error instanceof Error ? error.message : String(error)}`], null)
+    }
+  }
+
+  const failures: string[] = []
+  if (recomputed !== receipt.content_hash) {
+    failures.push(`content_hash mismatch: response hashes to ${recomputed}, receipt claims ${receipt.content_hash}`)
+  }
+  if (Object.keys(receipt.head_signature).length === 0) {
+    failures.push('head_signature is missing - the response carries no proof of execution')
+    return failed(failures, recomputed)
+  }
+  const head = await verifyHeadSignature(
+    receiptBindingDigest(receipt),
+    receipt.head_signature,
+    options.trustedJwk,
+    options.verifyEd25519,
+  )
+  if (!head.ok) failures.push(`head_signature: ${head.error}`)
+  if (options.checkKid ?? true) failures.push(...kidFailures(receipt, options.trustedJwk))
+
+  if (failures.length > 0 || !head.ok) return failed(failures, recomputed)
+  const result: ReceiptVerification = {
+    ok: true,
+    failures: [],
+    verifiedKeyId: head.keyId,
+    keyPinned,
+    recomputedContentHash: recomputed,
+  }
+  if (!keyPinned) result.warning = UNPINNED_KEY_WARNING
+  return result
+}
