@@ -10,6 +10,9 @@ import { inboundRoutes } from './federation/inbound.handlers.js'
 import { HealthService } from './health/health.service.js'
 import { healthRoutes } from './health/health.handlers.js'
 import { authenticate } from './http/auth.js'
+import { authorize } from './http/authorize.js'
+import { type NetworkOptions, networkGuard } from './http/network.js'
+import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
 import type { TokenIdentity } from './http/caller.js'
 import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, problemHandler } from './http/problem.js'
@@ -34,6 +37,11 @@ export interface AppDeps {
   readonly logger?: Logger
   readonly taskObservers?: readonly TaskObserver[]
   readonly inboundGates?: readonly InboundGate[]
+  /** IP allowlist and trusted proxies; none by default. */
+  readonly network?: NetworkOptions
+  /** Per-bucket limiters (absent bucket = unlimited). */
+  readonly rateLimiters?: Readonly<Partial<Record<Bucket, BucketLimiter>>>
+  readonly rateLimitLoopback?: boolean
 }
 
 export interface App {
@@ -71,7 +79,11 @@ export function createApp(deps: AppDeps): App {
   app.disable('x-powered-by')
   app.set('trust proxy', false)
   app.use(helmet())
+  // Order matters: the network and the credential are checked before anything about limits or bodies is revealed.
+  app.use(networkGuard(deps.network ?? { allowedIps: [], trustedProxyIps: [] }))
   app.use(authenticate({ resolveToken: deps.resolveToken }))
+  app.use(authorize())
+  app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))
   app.use(V0_PATHS, ...rawBodyForV0)
   app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
   app.use(

@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net'
 import { isAbsolute, resolve } from 'node:path'
 
 /** A configuration problem found at start-up; the message says which variable and why. */
@@ -20,6 +21,15 @@ export interface Config {
   readonly sqliteSynchronous: SqliteSynchronous
   readonly validateResponses: boolean
   readonly logLevel: LogLevel
+  /** CIDRs allowed to call non-public paths; empty means no allowlist. Loopback is always allowed. */
+  readonly allowedIps: readonly string[]
+  /** Proxies whose `X-Forwarded-For` is believed. */
+  readonly trustedProxyIps: readonly string[]
+  /** Requests per minute per client; 0 disables the bucket. */
+  readonly rateLimitWritePerMin: number
+  readonly rateLimitReadPerMin: number
+  /** Apply rate limits to loopback clients too (they are exempt by default, as in Bernstein). */
+  readonly rateLimitLoopback: boolean
 }
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -42,6 +52,35 @@ function port(env: Env, name: string, fallback: number): number {
   const value = Number(raw)
   if (!/^\d+$/.test(raw.trim()) || value > 65_535) throw new ConfigError(`${name} must be a port number 0-65535, got '${raw}'`)
   return value
+}
+
+function count(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number (0 disables), got '${raw}'`)
+  return Number(raw.trim())
+}
+
+/** Comma-separated addresses or CIDRs, each checked by Node's own parser so that a typo fails at start. */
+function cidrs(env: Env, name: string): string[] {
+  const raw = env[name]?.trim()
+  if (!raw) return []
+  return raw.split(',').map((part) => {
+    const entry = part.trim()
+    const [address, prefix, extra] = entry.split('/')
+    const family = isIP(address ?? '')
+    const bits = prefix === undefined ? undefined : Number(prefix)
+    const max = family === 6 ? 128 : 32
+    if (family === 0 || extra !== undefined || (bits !== undefined && (!/^\d+$/.test(prefix ?? '') || bits > max))) {
+      throw new ConfigError(`${name}: '${entry}' is not an IPv4/IPv6 address or CIDR`)
+    }
+    try {
+      new BlockList().addSubnet(address ?? '', bits ?? max, family === 6 ? 'ipv6' : 'ipv4')
+    } catch {
+      throw new ConfigError(`${name}: '${entry}' is not an IPv4/IPv6 address or CIDR`)
+    }
+    return entry
+  })
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -93,5 +132,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sqliteSynchronous: oneOf(env, 'BERNSTEIN_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),
     logLevel: oneOf(env, 'BERNSTEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    allowedIps: Object.freeze(cidrs(env, 'BERNSTEIN_ALLOWED_IPS')),
+    trustedProxyIps: Object.freeze(cidrs(env, 'BERNSTEIN_TRUSTED_PROXY_IPS')),
+    rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30),
+    rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
+    rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
   })
 }

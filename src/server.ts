@@ -4,7 +4,11 @@ import { resolveOperatorToken, secretsEqual } from './auth/operator-token.js'
 import type { Config } from './config.js'
 import type { TokenIdentity } from './http/caller.js'
 import type { Logger } from './logger.js'
+import { RateLimiterMemory } from 'rate-limiter-flexible'
+import type { Bucket, BucketLimiter } from './http/rate-limit.js'
+import { randomIds, systemClock } from './runtime.js'
 import { connect, migrateToLatest } from './store/connect.js'
+import { TokenService } from './tokens/token.service.js'
 import { Store } from './store/store.js'
 
 export interface RunningServer {
@@ -13,6 +17,13 @@ export interface RunningServer {
   readonly store: Store
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>
+}
+
+function rateLimiters(config: Config): Partial<Record<Bucket, BucketLimiter>> {
+  const limiters: Partial<Record<Bucket, BucketLimiter>> = {}
+  if (config.rateLimitWritePerMin > 0) limiters.default_write = new RateLimiterMemory({ keyPrefix: 'default_write', points: config.rateLimitWritePerMin, duration: 60 })
+  if (config.rateLimitReadPerMin > 0) limiters.default_read = new RateLimiterMemory({ keyPrefix: 'default_read', points: config.rateLimitReadPerMin, duration: 60 })
+  return limiters
 }
 
 /**
@@ -34,10 +45,20 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   } else {
     const operator = resolveOperatorToken(config.authToken, config.dataDir)
     if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
-    resolveToken = async (token) => (secretsEqual(token, operator.token) ? { role: 'operator', tokenId: null, tenantId: null } : null)
+    const tokens = new TokenService(store, systemClock, randomIds)
+    resolveToken = async (token) => (secretsEqual(token, operator.token) ? { role: 'operator', tokenId: null, tenantId: null } : tokens.resolve(token))
   }
 
-  const app = createApp({ store, publicBaseUrl: config.publicBaseUrl, resolveToken, validateResponses: config.validateResponses, logger })
+  const app = createApp({
+    store,
+    publicBaseUrl: config.publicBaseUrl,
+    resolveToken,
+    validateResponses: config.validateResponses,
+    logger,
+    network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
+    rateLimiters: rateLimiters(config),
+    rateLimitLoopback: config.rateLimitLoopback,
+  })
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.express.listen(config.port, config.host, () => resolve(s))
     s.once('error', reject)

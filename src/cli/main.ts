@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { Command } from 'commander'
 import { registerServe } from './commands/serve.js'
+import { registerToken } from './commands/token.js'
+import { registerDb } from './commands/db.js'
 
 const program = new Command('bernstein-a2a')
   .description('A2A trust layer for agent orchestrators: task API, capability cards, lineage, receipts')
@@ -9,5 +11,7 @@ const program = new Command('bernstein-a2a')
   .showHelpAfterError()
 
 registerServe(program)
+registerToken(program)
+registerDb(program)
 
 await program.parseAsync(process.argv)

@@ -85,7 +85,19 @@ export interface PeerTable {
   last_seen: number
 }
 
+export interface ApiTokenTable {
+  id: string
+  secret_hash: string
+  role: string
+  tenant_id: string | null
+  label: string | null
+  created_at: number
+  expires_at: number | null
+  revoked_at: number | null
+}
+
 export interface Database {
+  api_tokens: ApiTokenTable
   tasks: TaskTable
   a2a_tasks: A2ATaskTable
   a2a_artifacts: A2AArtifactTable

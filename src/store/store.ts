@@ -3,11 +3,13 @@ import { A2ARepository } from './a2a.repository.js'
 import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
+import { TokenRepository } from './token.repository.js'
 
 /** Every repository, bound to one connection or one transaction. */
 export interface Repositories {
   readonly tasks: TaskRepository
   readonly a2a: A2ARepository
+  readonly tokens: TokenRepository
 }
 
 /**
@@ -24,7 +26,7 @@ export class Store {
   }
 
   static #bind(db: Connection['db'], engine: Engine): Repositories {
-    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db) }
+    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db) }
   }
 
   get engine(): Engine {

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely'
 import type { Engine } from '../engine.js'
 import { init } from './2026-11-30-001-init.js'
+import { apiTokens } from './2026-11-30-002-api-tokens.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -8,6 +9,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
         '2026-11-30-001-init': init(engine),
+        '2026-11-30-002-api-tokens': apiTokens,
       }
     },
   }

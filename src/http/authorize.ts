@@ -1,0 +1,24 @@
+import type { RequestHandler } from 'express'
+import { AppError } from '../errors.js'
+import { stripApiPrefix } from './auth.js'
+import type { Caller } from './caller.js'
+
+/**
+ * What an agent token may not do. Bernstein maps every write it has no rule for, which includes every
+ * `POST /a2a/*`, to `admin:manage` (fail-closed); operator-only reads (lineage, metrics, federation) join them.
+ */
+export function requiresOperator(method: string, path: string): boolean {
+  const p = stripApiPrefix(path)
+  if (p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics') return true
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')
+}
+
+export function authorize(): RequestHandler {
+  return (req, res, next) => {
+    const caller = res.locals['caller'] as Caller
+    if (caller.role === 'agent' && requiresOperator(req.method, req.path)) {
+      throw new AppError('forbidden', 'Agent tokens cannot access operator-only endpoints', { extra: { required_permission: 'admin:manage' } })
+    }
+    next()
+  }
+}

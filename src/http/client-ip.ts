@@ -1,0 +1,55 @@
+import { BlockList, isIP } from 'node:net'
+
+/** A BlockList from CIDR strings already validated by the configuration. */
+export function blockListOf(entries: readonly string[]): BlockList {
+  const list = new BlockList()
+  for (const entry of entries) {
+    const [address = '', prefix] = entry.split('/')
+    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    list.addSubnet(address, prefix === undefined ? (type === 'ipv6' ? 128 : 32) : Number(prefix), type)
+  }
+  return list
+}
+
+/** `::ffff:127.0.0.1` and friends: Node reports IPv4 peers of a dual-stack socket in IPv6 form. */
+export function normaliseIp(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  return mapped?.[1] ?? ip
+}
+
+export function ipType(ip: string): 'ipv4' | 'ipv6' | null {
+  const family = isIP(ip)
+  return family === 4 ? 'ipv4' : family === 6 ? 'ipv6' : null
+}
+
+export function isLoopback(ip: string): boolean {
+  return ip === '::1' || ip.startsWith('127.')
+}
+
+export function listContains(list: BlockList, ip: string): boolean {
+  const type = ipType(ip)
+  return type !== null && list.check(ip, type)
+}
+
+export interface ClientAddress {
+  /** The address limits and allowlists apply to. */
+  readonly ip: string
+  /** True when the address came from `X-Forwarded-For` via a trusted proxy. */
+  readonly forwarded: boolean
+}
+
+/**
+ * The client's address: the TCP peer, unless the peer is a trusted proxy that sent `X-Forwarded-For`, in which
+ * case the right-most address in that header that is not itself a trusted proxy.
+ */
+export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trustedProxies: BlockList): ClientAddress {
+  const ip = normaliseIp(peer ?? '')
+  const header = Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor
+  if (!header || !listContains(trustedProxies, ip)) return { ip, forwarded: false }
+  const hops = header.split(',').map((h) => normaliseIp(h.trim())).filter((h) => ipType(h) !== null)
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i] as string
+    if (!listContains(trustedProxies, hop)) return { ip: hop, forwarded: true }
+  }
+  return { ip, forwarded: false }
+}

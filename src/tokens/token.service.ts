@@ -1,0 +1,72 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { AppError } from '../errors.js'
+import type { TokenIdentity } from '../http/caller.js'
+import type { Clock, Ids } from '../runtime.js'
+import type { Store } from '../store/store.js'
+import type { ApiToken, TokenRole } from './api-token.js'
+
+/** Issued tokens look like `bat_<id>.<secret>`: the id finds the row, the secret is compared in constant time. */
+const TOKEN_PATTERN = /^bat_([0-9a-f]{12})\.([A-Za-z0-9_-]{43})$/
+
+const hashSecret = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex')
+
+export interface IssuedToken {
+  readonly id: string
+  /** Shown once; only its hash is stored. */
+  readonly token: string
+  readonly role: TokenRole
+  readonly tenant: string | null
+  readonly expires_at: number | null
+}
+
+export class TokenService {
+  readonly #store: Store
+  readonly #clock: Clock
+  readonly #ids: Ids
+
+  constructor(store: Store, clock: Clock, ids: Ids) {
+    this.#store = store
+    this.#clock = clock
+    this.#ids = ids
+  }
+
+  async create(input: { role: TokenRole; tenant: string | null; expiresInSeconds: number | null; label?: string | null }): Promise<IssuedToken> {
+    const id = this.#ids.shortId()
+    const secret = randomBytes(32).toString('base64url')
+    const now = this.#clock.now()
+    const expiresAt = input.expiresInSeconds === null ? null : now + input.expiresInSeconds
+    await this.#store.repos.tokens.insert({
+      id,
+      secretHash: hashSecret(secret),
+      role: input.role,
+      tenantId: input.tenant,
+      label: input.label ?? null,
+      createdAt: now,
+      expiresAt,
+      revokedAt: null,
+    })
+    return { id, token: `bat_${id}.${secret}`, role: input.role, tenant: input.tenant, expires_at: expiresAt }
+  }
+
+  async revoke(id: string): Promise<void> {
+    if (!(await this.#store.repos.tokens.revoke(id, this.#clock.now()))) throw new AppError('not_found', `Token '${id}' not found or already revoked`)
+  }
+
+  list(): Promise<ApiToken[]> {
+    return this.#store.repos.tokens.list()
+  }
+
+  /** The identity behind a presented token, or null when it is unknown, revoked, expired or malformed. */
+  async resolve(presented: string): Promise<TokenIdentity | null> {
+    const match = TOKEN_PATTERN.exec(presented)
+    if (!match) return null
+    const token = await this.#store.repos.tokens.get(match[1] as string)
+    if (!token) return null
+    const expected = Buffer.from(token.secretHash, 'hex')
+    const actual = Buffer.from(hashSecret(match[2] as string), 'hex')
+    if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return null
+    const now = this.#clock.now()
+    if (token.revokedAt !== null || (token.expiresAt !== null && now >= token.expiresAt)) return null
+    return { role: token.role, tokenId: token.id, tenantId: token.tenantId }
+  }
+}

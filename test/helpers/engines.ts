@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import type { DatabaseOptions } from '../../src/store/connect.js'
+
+export type TestEngine = 'sqlite' | 'postgres'
+
+/** SQLite always; PostgreSQL when TEST_DATABASE_URL is set (CI sets it). */
+export function testEngines(): TestEngine[] {
+  return process.env['TEST_DATABASE_URL'] ? ['sqlite', 'postgres'] : ['sqlite']
+}
+
+export interface TestDatabase {
+  readonly options: DatabaseOptions
+  readonly dataDir: string
+  drop(): Promise<void>
+}
+
+/**
+ * A fresh database for one test server: a temporary SQLite file, or a private PostgreSQL schema that is
+ * dropped afterwards, so runs never see each other's rows.
+ */
+export async function createTestDatabase(engine: TestEngine): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-test-'))
+  if (engine === 'sqlite') {
+    return { options: { url: null, dataDir, sqliteSynchronous: 'normal' }, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) }
+  }
+  const url = process.env['TEST_DATABASE_URL']
+  if (!url) throw new Error('TEST_DATABASE_URL is not set')
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  return {
+    options: { url, dataDir, schema, poolSize: 5 },
+    dataDir,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      await c.query(`drop schema if exists ${schema} cascade`)
+      await c.end()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}

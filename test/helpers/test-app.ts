@@ -1,0 +1,97 @@
+import type { Server } from 'node:http'
+import { type AppDeps, type App, createApp } from '../../src/app.js'
+import { secretsEqual } from '../../src/auth/operator-token.js'
+import { type ApiClient, createApiClient } from '../../src/client/index.js'
+import type { TokenIdentity } from '../../src/http/caller.js'
+import { connect, migrateToLatest } from '../../src/store/connect.js'
+import { Store } from '../../src/store/store.js'
+import { randomIds, systemClock } from '../../src/runtime.js'
+import { TokenService } from '../../src/tokens/token.service.js'
+import { type TestEngine, createTestDatabase } from './engines.js'
+
+export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
+
+export interface TestApp {
+  readonly url: string
+  readonly engine: TestEngine
+  readonly store: Store
+  readonly app: App
+  readonly dataDir: string
+  /** Issues agent/operator tokens that this server accepts (same clock as the app). */
+  readonly tokens: TokenService
+  /** Operator client at the root prefix. */
+  readonly client: ApiClient
+  /** Builds a client with other credentials, tenant or prefix. */
+  clientWith(options: { token?: string; tenant?: string; prefix?: '' | '/api/v1' }): ApiClient
+  close(): Promise<void>
+}
+
+export interface TestAppOptions extends Partial<Omit<AppDeps, 'store'>> {
+  readonly engine?: TestEngine
+  /** Extra token resolution consulted after the operator token. */
+  readonly extraTokens?: (token: string) => Promise<TokenIdentity | null>
+}
+
+/** The real application on a real database, listening on an ephemeral loopback port. */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const engine = options.engine ?? 'sqlite'
+  const database = await createTestDatabase(engine)
+  const connection = connect(database.options)
+  const migrated = await migrateToLatest(connection)
+  if (migrated.error) throw migrated.error
+  const store = new Store(connection)
+  const tokens = new TokenService(store, options.clock ?? systemClock, options.ids ?? randomIds)
+  const resolveToken =
+    options.resolveToken !== undefined
+      ? options.resolveToken
+      : async (token: string): Promise<TokenIdentity | null> =>
+          secretsEqual(token, OPERATOR_TOKEN)
+            ? { role: 'operator', tokenId: null, tenantId: null }
+            : ((await tokens.resolve(token)) ?? (await options.extraTokens?.(token)) ?? null)
+  const app = createApp({ publicBaseUrl: 'http://bernstein.test', ...options, store, resolveToken })
+  const server: Server = await new Promise((resolve) => {
+    const s = app.express.listen(0, '127.0.0.1', () => resolve(s))
+  })
+  const address = server.address()
+  if (typeof address !== 'object' || address === null) throw new Error('no address')
+  const url = `http://127.0.0.1:${address.port}`
+  const clientWith = (o: { token?: string; tenant?: string; prefix?: '' | '/api/v1' }): ApiClient =>
+    createApiClient({ baseUrl: url + (o.prefix ?? ''), ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
+  return {
+    url,
+    engine,
+    store,
+    app,
+    dataDir: database.dataDir,
+    tokens,
+    client: clientWith({ token: OPERATOR_TOKEN }),
+    clientWith,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+      await store.close()
+      await database.drop()
+    },
+  }
+}
+
+/** Raw HTTP for what the typed client cannot express (malformed JSON, wrong content types, unknown paths). */
+export async function rawRequest(
+  url: string,
+  init: { method: string; path: string; body?: string | Buffer; headers?: Record<string, string>; token?: string | null },
+): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.token !== null) headers['authorization'] ??= `Bearer ${init.token ?? OPERATOR_TOKEN}`
+  if (init.body !== undefined) headers['content-type'] ??= 'application/json'
+  const res = await fetch(url + init.path, { method: init.method, headers, ...(init.body !== undefined && { body: init.body }) })
+  const text = await res.text()
+  let json: unknown = undefined
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, headers: res.headers, text, json }
+}
