@@ -903,10 +903,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/lineage/tracker-audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracker-audit chain, page by page
+         * @description Entries of the node's HMAC chain in order. `line` is the exact canonical JSON line as Bernstein writes it (parse it with a lossless JSON parser: `ts_ns` exceeds 2^53 and `cost_usd` keeps its float spelling). Operator only.
+         */
+        get: operations["listTrackerAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lineage/tracker-audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify the whole tracker-audit chain
+         * @description Walks the chain under the operator key and stops at the first failure, with Bernstein's message. Operator only.
+         */
+        get: operations["verifyTrackerAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lineage/envelope": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bernstein.lineage_v2 envelope payload for a ticket
+         * @description `{schema_version, source_issuer, chain_digest, entries}` with `source_issuer` = this node's issuer, served as Python-canonical JSON bytes (Bernstein's format; `chain_digest` is recomputable from them). Operator only.
+         */
+        get: operations["getLineageEnvelope"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/lineage/tracker-audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracker-audit chain, page by page
+         * @description Entries of the node's HMAC chain in order. `line` is the exact canonical JSON line as Bernstein writes it (parse it with a lossless JSON parser: `ts_ns` exceeds 2^53 and `cost_usd` keeps its float spelling). Operator only.
+         */
+        get: operations["listTrackerAuditApiV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/lineage/tracker-audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify the whole tracker-audit chain
+         * @description Walks the chain under the operator key and stops at the first failure, with Bernstein's message. Operator only.
+         */
+        get: operations["verifyTrackerAuditApiV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/lineage/envelope": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bernstein.lineage_v2 envelope payload for a ticket
+         * @description `{schema_version, source_issuer, chain_digest, entries}` with `source_issuer` = this node's issuer, served as Python-canonical JSON bytes (Bernstein's format; `chain_digest` is recomputable from them). Operator only.
+         */
+        get: operations["getLineageEnvelopeApiV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        TrackerAuditLine: {
+            /** @example 1 */
+            position: number;
+            /** @example sha256:411b5689c8e3a0e1b44b2d9ab9ec1d6e02ac0c0a8a1f4cfb79e0a6c2e1d3f9aa */
+            entry_hash: string;
+            ticket_id: string | null;
+            tracker_name: string | null;
+            /** @description The canonical JSON line (without its trailing newline) */
+            line: string;
+        };
+        TrackerAuditPage: {
+            entries: components["schemas"]["TrackerAuditLine"][];
+            next_cursor: string | null;
+        };
+        ChainVerification: {
+            ok: boolean;
+            entries: number;
+            /** @example null */
+            failure: string | null;
+        };
+        LineageEnvelope: {
+            /** @enum {integer} */
+            schema_version: 1;
+            /** @example acme-orch */
+            source_issuer: string;
+            chain_digest: string;
+            entries: {
+                [key: string]: unknown;
+            }[];
+        };
         /**
          * A2ATaskSendRequest
          * @description Body for POST /a2a/tasks/send - receive a task from an external A2A agent.
@@ -3052,6 +3202,172 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTrackerAudit: {
+        parameters: {
+            query?: {
+                ticket_id?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackerAuditPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    verifyTrackerAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict (a broken chain is still a 200 with `ok` false) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChainVerification"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getLineageEnvelope: {
+        parameters: {
+            query: {
+                ticket_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The envelope payload */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineageEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTrackerAuditApiV1: {
+        parameters: {
+            query?: {
+                ticket_id?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackerAuditPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    verifyTrackerAuditApiV1: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict (a broken chain is still a 200 with `ok` false) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChainVerification"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getLineageEnvelopeApiV1: {
+        parameters: {
+            query: {
+                ticket_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The envelope payload */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LineageEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

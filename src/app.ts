@@ -4,6 +4,9 @@ import helmet from 'helmet'
 import { A2AService } from './a2a/a2a.service.js'
 import { a2aRoutes } from './a2a/a2a.handlers.js'
 import { type Attestor, noAttestation } from './a2a/attestation.js'
+import { AuditTrail } from './audit/audit-trail.js'
+import { LineageService } from './audit/lineage.service.js'
+import { lineageRoutes } from './audit/lineage.handlers.js'
 import { AppError } from './errors.js'
 import { InboundService, type InboundGate } from './federation/inbound.service.js'
 import { inboundRoutes } from './federation/inbound.handlers.js'
@@ -27,6 +30,10 @@ import type { TaskObserver } from './tasks/task-events.js'
 
 export interface AppDeps {
   readonly store: Store
+  /** The operator HMAC key of the tracker-audit chain (the ASCII bytes of `audit.key`). */
+  readonly auditKey: Uint8Array
+  /** This node's issuer name (capability card, lineage envelopes). */
+  readonly issuer: string
   readonly publicBaseUrl: string
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
   readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
@@ -46,7 +53,14 @@ export interface AppDeps {
 
 export interface App {
   readonly express: Express
-  readonly services: { readonly tasks: TaskService; readonly a2a: A2AService; readonly inbound: InboundService; readonly health: HealthService }
+  readonly services: {
+    readonly tasks: TaskService
+    readonly a2a: A2AService
+    readonly inbound: InboundService
+    readonly health: HealthService
+    readonly audit: AuditTrail
+    readonly lineage: LineageService
+  }
 }
 
 const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
@@ -68,9 +82,19 @@ export function createApp(deps: AppDeps): App {
   const clock = deps.clock ?? systemClock
   const ids = deps.ids ?? randomIds
   const logger = deps.logger ?? silentLogger
-  const observers: TaskObserver[] = [...(deps.taskObservers ?? [])]
+  const audit = new AuditTrail({ key: deps.auditKey, clock })
+  const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
+  const observers: TaskObserver[] = [audit, ...(deps.taskObservers ?? [])]
   const tasks = new TaskService({ store: deps.store, clock, ids, observers })
-  const a2a = new A2AService({ store: deps.store, clock, ids, tasks, attestor: deps.attestor ?? noAttestation, publicBaseUrl: deps.publicBaseUrl })
+  const a2a = new A2AService({
+    store: deps.store,
+    clock,
+    ids,
+    tasks,
+    attestor: deps.attestor ?? noAttestation,
+    publicBaseUrl: deps.publicBaseUrl,
+    artifactObservers: [audit],
+  })
   observers.push(a2a)
   const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates: deps.inboundGates ?? [] })
   const health = new HealthService(deps.store, clock)
@@ -97,7 +121,7 @@ export function createApp(deps: AppDeps): App {
     }),
   )
 
-  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound)]
+  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage)]
   for (const r of routes) {
     app[r.method](expressPath(r.path), r.handler)
     if (contract.document.paths['/api/v1' + r.path]) app[r.method]('/api/v1' + expressPath(r.path), r.handler)
@@ -106,5 +130,5 @@ export function createApp(deps: AppDeps): App {
     throw new AppError('not_found', 'Not Found')
   })
   app.use(problemHandler({ document: contract.document, log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
-  return { express: app, services: { tasks, a2a, inbound, health } }
+  return { express: app, services: { tasks, a2a, inbound, health, audit, lineage } }
 }

@@ -30,6 +30,10 @@ export interface Config {
   readonly rateLimitReadPerMin: number
   /** Apply rate limits to loopback clients too (they are exempt by default, as in Bernstein). */
   readonly rateLimitLoopback: boolean
+  /** This node's issuer name: capability card issuer and lineage envelope `source_issuer`. */
+  readonly issuer: string
+  /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
+  readonly auditKeyPath: string
 }
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -81,6 +85,13 @@ function cidrs(env: Env, name: string): string[] {
     }
     return entry
   })
+}
+
+function issuerName(env: Env): string {
+  const raw = env['BERNSTEIN_A2A_ISSUER']?.trim()
+  if (!raw) return 'bernstein'
+  if (raw.length > 200 || /[\u0000-\u001f]/.test(raw)) throw new ConfigError('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+  return raw
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -137,5 +148,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30),
     rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
     rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
+    issuer: issuerName(env),
+    auditKeyPath: env['BERNSTEIN_AUDIT_KEY_PATH']?.trim() ? resolve(cwd, env['BERNSTEIN_AUDIT_KEY_PATH'].trim()) : resolve(dataDir, 'audit.key'),
   })
 }

@@ -8,6 +8,7 @@ import { RateLimiterMemory } from 'rate-limiter-flexible'
 import type { Bucket, BucketLimiter } from './http/rate-limit.js'
 import { randomIds, systemClock } from './runtime.js'
 import { connect, migrateToLatest } from './store/connect.js'
+import { ensureAuditKey } from './lineage/audit-key.js'
 import { TokenService } from './tokens/token.service.js'
 import { Store } from './store/store.js'
 
@@ -49,8 +50,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     resolveToken = async (token) => (secretsEqual(token, operator.token) ? { role: 'operator', tokenId: null, tenantId: null } : tokens.resolve(token))
   }
 
+  const auditKey = ensureAuditKey(config.auditKeyPath)
   const app = createApp({
     store,
+    auditKey,
+    issuer: config.issuer,
     publicBaseUrl: config.publicBaseUrl,
     resolveToken,
     validateResponses: config.validateResponses,

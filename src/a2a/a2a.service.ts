@@ -32,6 +32,12 @@ export interface A2AServiceDeps {
   readonly tasks: TaskService
   readonly attestor: Attestor
   readonly publicBaseUrl: string
+  /** Told about every artifact attached to an A2A task, inside the attaching transaction (the audit trail). */
+  readonly artifactObservers?: readonly ArtifactObserver[]
+}
+
+export interface ArtifactObserver {
+  onArtifact(repos: Repositories, task: Task, artifact: A2AArtifact): Promise<void>
 }
 
 /** Bernstein titles linked tasks with the first 80 characters (code points, as Python slices) of the message. */
@@ -108,6 +114,8 @@ export class A2AService implements TaskObserver {
       const artifact: A2AArtifact = { name: input.name, contentType: input.contentType, data: input.data, createdAt: this.#deps.clock.now() }
       await repos.a2a.addArtifact(id, artifact)
       await repos.a2a.touch(id, artifact.createdAt)
+      const task = await repos.tasks.get(tenantId, record.bernsteinTaskId)
+      if (task) for (const observer of this.#deps.artifactObservers ?? []) await observer.onArtifact(repos, task, artifact)
       return artifact
     })
   }

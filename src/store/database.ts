@@ -96,7 +96,24 @@ export interface ApiTokenTable {
   revoked_at: number | null
 }
 
+export interface ChainHeadTable {
+  chain: string
+  head_hash: string
+  length: number
+}
+
+export interface ChainEntryTable {
+  chain: string
+  position: number
+  entry_hash: string
+  ticket_id: string | null
+  tracker_name: string | null
+  line: string
+}
+
 export interface Database {
+  chain_heads: ChainHeadTable
+  chain_entries: ChainEntryTable
   api_tokens: ApiTokenTable
   tasks: TaskTable
   a2a_tasks: A2ATaskTable

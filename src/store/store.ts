@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
+import { ChainRepository } from './chain.repository.js'
 import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
@@ -10,6 +11,7 @@ export interface Repositories {
   readonly tasks: TaskRepository
   readonly a2a: A2ARepository
   readonly tokens: TokenRepository
+  readonly chains: ChainRepository
 }
 
 /**
@@ -26,7 +28,7 @@ export class Store {
   }
 
   static #bind(db: Connection['db'], engine: Engine): Repositories {
-    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db) }
+    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine) }
   }
 
   get engine(): Engine {

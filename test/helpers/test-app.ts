@@ -10,6 +10,8 @@ import { TokenService } from '../../src/tokens/token.service.js'
 import { type TestEngine, createTestDatabase } from './engines.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
+/** The tracker-audit key of test servers: 64 hex characters whose ASCII bytes are the key. */
+export const TEST_AUDIT_KEY = Buffer.from('0123456789abcdef'.repeat(4), 'ascii')
 
 export interface TestApp {
   readonly url: string
@@ -48,7 +50,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
           secretsEqual(token, OPERATOR_TOKEN)
             ? { role: 'operator', tokenId: null, tenantId: null }
             : ((await tokens.resolve(token)) ?? (await options.extraTokens?.(token)) ?? null)
-  const app = createApp({ publicBaseUrl: 'http://bernstein.test', ...options, store, resolveToken })
+  const app = createApp({ publicBaseUrl: 'http://bernstein.test', auditKey: TEST_AUDIT_KEY, issuer: 'test-node', ...options, store, resolveToken })
   const server: Server = await new Promise((resolve) => {
     const s = app.express.listen(0, '127.0.0.1', () => resolve(s))
   })

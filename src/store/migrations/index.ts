@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely'
 import type { Engine } from '../engine.js'
 import { init } from './2026-11-30-001-init.js'
 import { apiTokens } from './2026-11-30-002-api-tokens.js'
+import { lineage } from './2026-11-30-003-lineage.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -10,6 +11,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
       return {
         '2026-11-30-001-init': init(engine),
         '2026-11-30-002-api-tokens': apiTokens,
+        '2026-11-30-003-lineage': lineage,
       }
     },
   }

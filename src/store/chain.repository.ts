@@ -1,0 +1,87 @@
+import type { Kysely } from 'kysely'
+import type { Database } from './database.js'
+import type { Engine } from './engine.js'
+
+/** A stored chain line and its position (1-based). */
+export interface ChainLine {
+  readonly position: number
+  readonly entryHash: string
+  readonly ticketId: string | null
+  readonly trackerName: string | null
+  readonly line: string
+}
+
+export interface ChainHead {
+  readonly headHash: string
+  readonly length: number
+}
+
+export interface ChainListQuery {
+  readonly chain: string
+  readonly ticketId?: string
+  readonly trackerName?: string
+  /** Lines strictly after this position. */
+  readonly afterPosition?: number
+  readonly limit?: number
+}
+
+/**
+ * Append-only chains. Callers append inside a transaction after `lockHead`, which on PostgreSQL takes the
+ * head row's lock (`FOR UPDATE`), so appends from several processes queue instead of forking the chain.
+ */
+export class ChainRepository {
+  readonly #db: Kysely<Database>
+  readonly #engine: Engine
+
+  constructor(db: Kysely<Database>, engine: Engine) {
+    this.#db = db
+    this.#engine = engine
+  }
+
+  /** The chain's head, locked for this transaction; created empty (`genesis`) on first use. */
+  async lockHead(chain: string, genesis: string): Promise<ChainHead> {
+    await this.#db.insertInto('chain_heads').values({ chain, head_hash: genesis, length: 0 }).onConflict((oc) => oc.column('chain').doNothing()).execute()
+    let q = this.#db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain)
+    if (this.#engine === 'postgres') q = q.forUpdate()
+    const row = await q.executeTakeFirstOrThrow()
+    return { headHash: row.head_hash, length: Number(row.length) }
+  }
+
+  async head(chain: string): Promise<ChainHead | undefined> {
+    const row = await this.#db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain).executeTakeFirst()
+    return row && { headHash: row.head_hash, length: Number(row.length) }
+  }
+
+  /** Appends after a `lockHead` in the same transaction; `previous` is what `lockHead` returned. */
+  async append(chain: string, previous: ChainHead, entry: Omit<ChainLine, 'position'>): Promise<number> {
+    const position = previous.length + 1
+    await this.#db
+      .insertInto('chain_entries')
+      .values({ chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
+      .execute()
+    await this.#db.updateTable('chain_heads').set({ head_hash: entry.entryHash, length: position }).where('chain', '=', chain).execute()
+    return position
+  }
+
+  async list(query: ChainListQuery): Promise<ChainLine[]> {
+    let q = this.#db.selectFrom('chain_entries').select(['position', 'entry_hash', 'ticket_id', 'tracker_name', 'line']).where('chain', '=', query.chain)
+    if (query.ticketId !== undefined) q = q.where('ticket_id', '=', query.ticketId)
+    if (query.trackerName !== undefined) q = q.where('tracker_name', '=', query.trackerName)
+    if (query.afterPosition !== undefined) q = q.where('position', '>', query.afterPosition)
+    q = q.orderBy('position', 'asc')
+    if (query.limit !== undefined) q = q.limit(query.limit)
+    const rows = await q.execute()
+    return rows.map((r) => ({ position: Number(r.position), entryHash: r.entry_hash, ticketId: r.ticket_id, trackerName: r.tracker_name, line: r.line }))
+  }
+
+  /** Streams a whole chain in pages, so verification and export use constant memory. */
+  async *stream(chain: string, pageSize = 1000): AsyncGenerator<ChainLine> {
+    let after = 0
+    for (;;) {
+      const page = await this.list({ chain, afterPosition: after, limit: pageSize })
+      for (const line of page) yield line
+      if (page.length < pageSize) return
+      after = (page[page.length - 1] as ChainLine).position
+    }
+  }
+}
