@@ -221,7 +221,36 @@ function isPlainObject(value: object): value is PyObject {
   return proto === Object.prototype || proto === null
 }
 
-function printValue(value: PyValue, p: Printer, level: number, stack: Set<object>): string {
+// Deeper nesting than this is treated as a cycle (Python's encoder would hit its recursion limit first).
+const MAX_DEPTH = 1000
+
+// Keys repeat across records (every log entry has the same 21), so their quoted forms are worth remembering.
+const quotedKeyCache = new Map<string, string>()
+const quotedKeyCacheAscii = new Map<string, string>()
+
+function quoteKey(key: string, ensureAscii: boolean): string {
+  const cache = ensureAscii ? quotedKeyCacheAscii : quotedKeyCache
+  let quoted = cache.get(key)
+  if (quoted === undefined) {
+    quoted = quoteString(key, ensureAscii)
+    if (cache.size < 4096) cache.set(key, quoted)
+  }
+  return quoted
+}
+
+function hasHighCodeUnit(key: string): boolean {
+  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0xd800) return true
+  return false
+}
+
+function sortKeysByCodePoint(keys: string[]): void {
+  // The native sort orders by UTF-16 code unit, which equals code point order unless a key holds a surrogate or a
+  // character in U+E000–U+FFFF; only then pay for the comparator.
+  if (keys.some(hasHighCodeUnit)) keys.sort(compareCodePoints)
+  else keys.sort()
+}
+
+function printValue(value: PyValue, p: Printer, level: number): string {
   if (value === null) return 'null'
   switch (typeof value) {
     case 'boolean':
@@ -238,25 +267,27 @@ function printValue(value: PyValue, p: Printer, level: number, stack: Set<object
       throw new TypeError(`Object of type ${typeof value} is not JSON serializable`)
   }
   if (value instanceof PyFloat) return floatText(value.value, p.allowNan)
-  if (stack.has(value)) throw new TypeError('Circular reference detected')
-  stack.add(value)
-  try {
-    if (Array.isArray(value)) {
-      if (value.length === 0) return '[]'
-      const parts = value.map((item) => printValue(item, p, level + 1, stack))
-      return wrap('[', ']', parts, p, level)
-    }
-    if (!isPlainObject(value)) throw new TypeError('Object of this class is not JSON serializable')
-    const keys = Object.keys(value)
-    if (keys.length === 0) return '{}'
-    if (p.sortKeys) keys.sort(compareCodePoints)
-    const parts = keys.map(
-      (key) => quoteString(key, p.ensureAscii) + p.keySep + printValue(value[key] as PyValue, p, level + 1, stack),
-    )
-    return wrap('{', '}', parts, p, level)
-  } finally {
-    stack.delete(value)
+  if (level >= MAX_DEPTH) throw new TypeError('Circular reference detected')
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]'
+    const parts = value.map((item) => printValue(item, p, level + 1))
+    return wrap('[', ']', parts, p, level)
   }
+  if (!isPlainObject(value)) throw new TypeError('Object of this class is not JSON serializable')
+  const keys = Object.keys(value)
+  if (keys.length === 0) return '{}'
+  if (p.sortKeys) sortKeysByCodePoint(keys)
+  if (p.indent === undefined) {
+    let out = '{'
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string
+      if (i > 0) out += p.itemSep
+      out += quoteKey(key, p.ensureAscii) + p.keySep + printValue(value[key] as PyValue, p, level + 1)
+    }
+    return out + '}'
+  }
+  const parts = keys.map((key) => quoteKey(key, p.ensureAscii) + p.keySep + printValue(value[key] as PyValue, p, level + 1))
+  return wrap('{', '}', parts, p, level)
 }
 
 function wrap(open: string, close: string, parts: string[], p: Printer, level: number): string {
@@ -285,7 +316,7 @@ export function dumpsPython(value: PyValue, options: DumpsOptions = {}): string 
     keySep,
     allowNan: options.allowNan ?? false,
   }
-  return printValue(value, printer, 0, new Set())
+  return printValue(value, printer, 0)
 }
 
 const CANONICAL: Printer = {
@@ -302,7 +333,7 @@ const CANONICAL: Printer = {
  * allow_nan=False)`.
  */
 export function pythonCanonical(value: PyValue): string {
-  return printValue(value, CANONICAL, 0, new Set())
+  return printValue(value, CANONICAL, 0)
 }
 
 /**

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { isPyInt, isPyObject, PyFloat, pythonCanonicalBytes, pythonRepr, pythonTypeName } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
 import {
+  GENESIS_PREV_HASH,
   computeTrackerEntryHash,
   parseTrackerEntry,
   trackerEntryBody,
@@ -59,6 +60,8 @@ export type LineageEnvelopeResult = { ok: true; envelope: LineageEnvelope } | { 
 export interface LineageEnvelopeParseOptions {
   /** Require each carried entry's `prev_entry_hash` to equal the previous entry's `entry_hash`. */
   checkLinks?: boolean
+  /** Require the first carried entry to start a chain (`prev_entry_hash` = the genesis hash): no truncated head. */
+  requireGenesis?: boolean
   /** Require each carried entry's `entry_hash` to recompute (unkeyed: no sender key needed). */
   checkEntryHashes?: boolean
   /** Require `source_issuer` to equal this issuer (from a capability card the caller has verified). */
@@ -195,6 +198,13 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
         return reject('entry_hash_mismatch', `lineage envelope entry ${index}: entry_hash mismatch (tampered payload)`, index)
       }
     }
+  }
+  if (options.requireGenesis && entries.length > 0 && entries[0]?.prev_entry_hash !== GENESIS_PREV_HASH) {
+    return reject(
+      'broken_link',
+      `lineage envelope entry 0: prev_entry_hash mismatch (expected ${GENESIS_PREV_HASH}, got ${entries[0]?.prev_entry_hash ?? ''})`,
+      0,
+    )
   }
   if (options.checkLinks) {
     for (let index = 1; index < entries.length; index++) {

@@ -20,22 +20,25 @@ export interface TrackerAuditVerifyResult {
 /** A log line as text, or as the raw bytes read from disk (decoded strictly as UTF-8). */
 export type TrackerAuditLine = string | Uint8Array
 
-// Python's bytes.strip() removes exactly these; String.prototype.trim would also eat U+FEFF and U+00A0.
-const PY_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c])
+// Python's bytes.strip() removes exactly these (space, \t, \n, \v, \f, \r); String.prototype.trim would also eat
+// U+FEFF and U+00A0.
+function isPyWhitespace(code: number): boolean {
+  return code === 0x20 || (code >= 0x09 && code <= 0x0d)
+}
 
 function stripText(line: string): string {
   let start = 0
   let end = line.length
-  while (start < end && PY_WHITESPACE.has(line.charCodeAt(start))) start++
-  while (end > start && PY_WHITESPACE.has(line.charCodeAt(end - 1))) end--
+  while (start < end && isPyWhitespace(line.charCodeAt(start))) start++
+  while (end > start && isPyWhitespace(line.charCodeAt(end - 1))) end--
   return start === 0 && end === line.length ? line : line.slice(start, end)
 }
 
 function stripBytes(line: Uint8Array): Uint8Array {
   let start = 0
   let end = line.length
-  while (start < end && PY_WHITESPACE.has(line[start] ?? 0)) start++
-  while (end > start && PY_WHITESPACE.has(line[end - 1] ?? 0)) end--
+  while (start < end && isPyWhitespace(line[start] ?? 0)) start++
+  while (end > start && isPyWhitespace(line[end - 1] ?? 0)) end--
   return line.subarray(start, end)
 }
 
