@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerDb } from './commands/db.js'
+import { registerInterop } from './commands/interop.js'
 
 const program = new Command('bernstein-a2a')
   .description('A2A trust layer for agent orchestrators: task API, capability cards, lineage, receipts')
@@ -13,5 +14,6 @@ const program = new Command('bernstein-a2a')
 registerServe(program)
 registerToken(program)
 registerDb(program)
+registerInterop(program)
 
 await program.parseAsync(process.argv)

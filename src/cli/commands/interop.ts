@@ -1,0 +1,281 @@
+/**
+ * `bernstein-a2a interop a2a card | verify | conformance` (Bernstein `bernstein interop a2a …`, §5.5).
+ *
+ * @module
+ */
+import { readFile, writeFile } from 'node:fs/promises'
+import type { KeyObject } from 'node:crypto'
+import { type Command, InvalidArgumentError } from 'commander'
+import { checkAgentCardConformance } from '../../agent-card/agent-card-conformance.js'
+import { checkCardConformance } from '../../cards/card-conformance.js'
+import { decodeCardFile, parseCardFile, serializeCardFile } from '../../cards/card-file.js'
+import type { SignedCapabilityCard } from '../../cards/capability-card.js'
+import { issueCapabilityCard } from '../../cards/issue-capability-card.js'
+import { OPEN_REQUIREMENTS, policiesMeetRequirements } from '../../cards/policy-gate.js'
+import { verifyCapabilityCard } from '../../cards/verify-capability-card.js'
+import { generateEd25519KeyPair, privateKeyFromPem } from '../../crypto/ed25519.js'
+import { keyFingerprint } from '../../crypto/fingerprint.js'
+import { writePrivateKeyFile } from '../../crypto/key-files.js'
+import { KeyRejected } from '../../crypto/key-rejected.js'
+import { fail, printJson, printLines, wantsJson } from '../output.js'
+
+/** Bernstein's defaults for `interop a2a card` (§5.5). */
+const CARD_DEFAULTS = {
+  name: 'bernstein-orchestrator',
+  description: 'Bernstein, a deterministic orchestrator for CLI coding agents',
+  tools: ['task_orchestration', 'code_review'],
+  costCapUsd: 10,
+  redactionTier: 'standard',
+  sandboxProfile: 'container',
+  ttlSeconds: 86_400,
+  output: 'card.json',
+} as const
+
+interface CardOptions {
+  issuer: string
+  name: string
+  description: string
+  kid?: string
+  tool?: string[]
+  costCapUsd: number
+  redactionTier: string
+  sandboxProfile: string
+  ttlSeconds: number
+  privateKey?: string
+  output: string
+}
+
+interface VerifyOptions {
+  card: string
+  trustedFingerprint?: string[]
+  requireCostCapUsd?: number
+  requireRedactionTier?: string
+  requireSandboxProfile?: string
+}
+
+interface ConformanceOptions {
+  card?: string
+  agentCard?: string
+  jwks?: string
+  now?: number
+  trustedFingerprint?: string[]
+}
+
+export function registerInterop(program: Command): void {
+  const a2a = program
+    .command('interop')
+    .description('cross-organisation interop surfaces')
+    .command('a2a')
+    .description('signed A2A capability cards and v1.0 agent cards')
+
+  a2a
+    .command('card')
+    .description('issue a signed capability card (detached Ed25519 JWS over the JCS body)')
+    .requiredOption('--issuer <id>', 'issuer identity written into the card')
+    .option('--name <name>', 'display name', CARD_DEFAULTS.name)
+    .option('--description <text>', 'description', CARD_DEFAULTS.description)
+    .option('--kid <kid>', 'key id (default: a2a-<issuer>)')
+    .option('--tool <name>', `advertised tool, repeatable (default: ${CARD_DEFAULTS.tools.join(', ')})`, collect)
+    .option('--cost-cap-usd <usd>', 'advertised cost cap in USD', nonNegativeNumber, CARD_DEFAULTS.costCapUsd)
+    .option('--redaction-tier <tier>', 'advertised redaction tier', CARD_DEFAULTS.redactionTier)
+    .option('--sandbox-profile <profile>', 'advertised sandbox profile', CARD_DEFAULTS.sandboxProfile)
+    .option('--ttl-seconds <seconds>', 'lifetime in seconds, 0 = never expires', nonNegativeInteger, CARD_DEFAULTS.ttlSeconds)
+    .option('--private-key <pem>', 'PKCS#8 PEM signing key (default: mint one and write <output>.key.pem)')
+    .option('--output <file>', 'where to write the card', CARD_DEFAULTS.output)
+    .action(async (opts: CardOptions, cmd: Command) => issueCard(opts, wantsJson(cmd)))
+
+  a2a
+    .command('verify')
+    .description('verify a capability card: signature and expiry, optionally trust and policies')
+    .requiredOption('--card <file>', 'card file to verify')
+    .option('--trusted-fingerprint <fp>', 'trusted issuer key fingerprint (sha256:…), repeatable', collect)
+    .option('--require-cost-cap-usd <usd>', 'highest acceptable advertised cost cap', nonNegativeNumber)
+    .option('--require-redaction-tier <tier>', 'weakest acceptable redaction tier')
+    .option('--require-sandbox-profile <profile>', 'weakest acceptable sandbox profile')
+    .action(async (opts: VerifyOptions, cmd: Command) => verifyCard(opts, wantsJson(cmd)))
+
+  a2a
+    .command('conformance')
+    .description('per-check conformance report for a capability card (--card) or a v1.0 agent card (--agent-card, --jwks)')
+    .option('--card <file>', 'capability card file')
+    .option('--agent-card <file>', 'v1.0 agent card (the served JCS bytes)')
+    .option('--jwks <file>', 'JWKS that should hold the agent card key')
+    .option('--now <seconds>', 'evaluate at this Unix time (default: now)', finiteNumber)
+    .option('--trusted-fingerprint <fp>', 'trusted agent card key fingerprint, repeatable; adds a trust check', collect)
+    .action(async (opts: ConformanceOptions, cmd: Command) => {
+      const json = wantsJson(cmd)
+      if ((opts.card === undefined) === (opts.agentCard === undefined)) {
+        cmd.error('error: give exactly one of --card or --agent-card')
+      }
+      if (opts.agentCard !== undefined) {
+        if (opts.jwks === undefined) cmd.error('error: --agent-card needs --jwks')
+        return agentCardConformance(opts.agentCard, opts.jwks as string, opts, json)
+      }
+      return cardConformance(opts.card as string, opts.now ?? Date.now() / 1000, json)
+    })
+}
+
+async function issueCard(opts: CardOptions, json: boolean): Promise<void> {
+  let privateKey: KeyObject
+  let keyPath: string | null = null
+  try {
+    if (opts.privateKey !== undefined) {
+      privateKey = privateKeyFromPem(await readFile(opts.privateKey, 'utf8'))
+    } else {
+      privateKey = generateEd25519KeyPair().privateKey
+      keyPath = `${opts.output}.key.pem`
+      // Exclusive: silently replacing an existing key would throw away an identity peers may have pinned.
+      await writePrivateKeyFile(keyPath, privateKey, { exclusive: true })
+    }
+    const signed = await issueCapabilityCard({
+      issuer: opts.issuer,
+      name: opts.name,
+      description: opts.description,
+      tools: opts.tool ?? CARD_DEFAULTS.tools,
+      policies: { cost_cap_usd: opts.costCapUsd, redaction_tier: opts.redactionTier, sandbox_profile: opts.sandboxProfile },
+      ttlSeconds: opts.ttlSeconds,
+      privateKey,
+      ...(opts.kid === undefined ? {} : { kid: opts.kid }),
+    })
+    await writeFile(opts.output, serializeCardFile(signed))
+    const fingerprint = keyFingerprint(signed.card.public_key_pem)
+    if (json) {
+      printJson({
+        output: opts.output,
+        issuer: signed.card.issuer,
+        kid: signed.card.kid,
+        fingerprint,
+        expires_at: signed.card.expires_at,
+        private_key: keyPath,
+      })
+      return
+    }
+    printLines(
+      `✓ Capability card written to ${opts.output}`,
+      `  issuer: ${signed.card.issuer}  kid: ${signed.card.kid}`,
+      `  fingerprint: ${fingerprint}`,
+      ...(keyPath === null ? [] : [`  private key (keep safe, 0600): ${keyPath}`]),
+    )
+  } catch (error) {
+    const message =
+      (error as NodeJS.ErrnoException).code === 'EEXIST' && keyPath !== null
+        ? `private key file ${keyPath} already exists; pass --private-key ${keyPath} to re-issue with it, or move it away`
+        : (error as Error).message
+    reportError(`could not issue capability card: ${message}`, json)
+  }
+}
+
+async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
+  let signed: SignedCapabilityCard
+  try {
+    signed = parseCardFile(await readFile(opts.card, 'utf8'))
+  } catch (error) {
+    return reportError(`could not parse capability card: ${(error as Error).message}`, json)
+  }
+  const failures: string[] = []
+  const verified = await verifyCapabilityCard(signed, { now: Date.now() / 1000 })
+  if (!verified.ok) failures.push('signature is invalid or the card has expired')
+  const fingerprint = fingerprintOrNull(signed.card.public_key_pem)
+  const trusted = opts.trustedFingerprint ?? []
+  if (trusted.length > 0 && (fingerprint === null || !trusted.includes(fingerprint))) {
+    failures.push(`key fingerprint ${fingerprint ?? '(unreadable key)'} is not in the trusted-issuer set`)
+  }
+  const policyRequested =
+    opts.requireCostCapUsd !== undefined || opts.requireRedactionTier !== undefined || opts.requireSandboxProfile !== undefined
+  if (policyRequested) {
+    const gate = policiesMeetRequirements(signed.card.policies, {
+      maxCostCapUsd: opts.requireCostCapUsd ?? OPEN_REQUIREMENTS.maxCostCapUsd,
+      minRedactionTier: opts.requireRedactionTier ?? OPEN_REQUIREMENTS.minRedactionTier,
+      minSandboxProfile: opts.requireSandboxProfile ?? OPEN_REQUIREMENTS.minSandboxProfile,
+    })
+    failures.push(...gate.failures)
+  }
+  if (failures.length > 0) {
+    fail(1)
+    if (json) return printJson({ ok: false, fingerprint, failures })
+    return printLines(`✗ Capability card ${opts.card} is NOT valid:`, ...failures.map((reason) => `  - ${reason}`))
+  }
+  const { card } = signed
+  if (json) return printJson({ ok: true, issuer: card.issuer, kid: card.kid, fingerprint, expires_at: card.expires_at })
+  printLines(`✓ Capability card ${opts.card} is valid`, `  issuer: ${card.issuer}  kid: ${card.kid}`, `  fingerprint: ${fingerprint}`)
+}
+
+async function cardConformance(path: string, now: number, json: boolean): Promise<void> {
+  let value: unknown
+  try {
+    value = decodeCardFile(await readFile(path, 'utf8'))
+  } catch (error) {
+    return reportError(`could not parse capability card: ${(error as Error).message}`, json)
+  }
+  const report = await checkCardConformance(value, now)
+  if (!report.ok) fail(1)
+  if (json) return printJson({ card: path, ...report })
+  printLines(
+    ...report.checks.map((check) => `${check.passed ? 'PASS' : 'FAIL'} ${check.name}: ${check.detail}`),
+    report.ok ? `✓ Capability card ${path} conforms` : `✗ Capability card ${path} does NOT conform`,
+  )
+}
+
+async function agentCardConformance(path: string, jwksPath: string, opts: ConformanceOptions, json: boolean): Promise<void> {
+  let card: Uint8Array
+  let jwksText: string
+  try {
+    card = await readFile(path)
+    jwksText = await readFile(jwksPath, 'utf8')
+  } catch (error) {
+    return reportError(`could not read agent card or JWKS: ${(error as Error).message}`, json)
+  }
+  let jwks: unknown
+  try {
+    jwks = JSON.parse(jwksText)
+  } catch {
+    jwks = undefined // reported by the kid_resolves check as unresolvable_jwks
+  }
+  const report = await checkAgentCardConformance(card, jwks, {
+    now: opts.now ?? Date.now() / 1000,
+    ...(opts.trustedFingerprint === undefined ? {} : { trustedFingerprints: opts.trustedFingerprint }),
+  })
+  if (!report.ok) fail(1)
+  if (json) return printJson({ agent_card: path, ...report })
+  printLines(
+    ...report.checks.map((check) => `${check.outcome.toUpperCase()} ${check.name}: ${check.detail}`),
+    report.ok ? `✓ Agent card ${path} conforms` : `✗ Agent card ${path} rejected (${report.reason ?? 'unknown'})`,
+  )
+}
+
+function reportError(message: string, json: boolean): void {
+  fail(1)
+  if (json) printJson({ ok: false, error: message })
+  else process.stderr.write(`✗ ${message}\n`)
+}
+
+function fingerprintOrNull(pem: string): string | null {
+  try {
+    return keyFingerprint(pem)
+  } catch (error) {
+    if (error instanceof KeyRejected) return null
+    throw error
+  }
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value]
+}
+
+function finiteNumber(value: string): number {
+  const number = Number(value)
+  if (value.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError(`'${value}' is not a number`)
+  return number
+}
+
+function nonNegativeNumber(value: string): number {
+  const number = finiteNumber(value)
+  if (number < 0) throw new InvalidArgumentError(`'${value}' must not be negative`)
+  return number
+}
+
+function nonNegativeInteger(value: string): number {
+  const number = nonNegativeNumber(value)
+  if (!Number.isInteger(number)) throw new InvalidArgumentError(`'${value}' is not a whole number`)
+  return number
+}
