@@ -1023,10 +1023,164 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/agent.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The node's signed agent card
+         * @description Bernstein's signed v1.0 agent card, served as its JCS bytes, with the node's signed capability card embedded as `capabilityCard` and detached JWS signatures (`typ` `agent-card+jws`) verifiable with the JWKS.
+         */
+        get: operations["getAgentCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/agent-card.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The node's signed agent card (A2A v1.0 path; same bytes as /.well-known/agent.json) */
+        get: operations["getAgentCardV1Path"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/agent.json/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * JWKS with the agent-card and receipt keys
+         * @description Current keys first; keys rotated out less than 24 hours ago stay published so older signatures verify.
+         */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/a2a-capability-card.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The node's signed capability card
+         * @description The delegation-trust manifest peers verify before delegating (JCS body, detached JWS `a2a-capability+jws`, Ed25519), in Bernstein's card-file layout. Pin its key fingerprint out of band.
+         */
+        get: operations["getCapabilityCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CapabilityCardBody: {
+            /** @enum {string} */
+            schema_version: "1";
+            /** @example acme-orch */
+            issuer: string;
+            /** @example Acme Orchestrator */
+            name: string;
+            description: string;
+            /**
+             * @example [
+             *       "task_orchestration",
+             *       "code_review"
+             *     ]
+             */
+            advertised_tools: string[];
+            policies: {
+                /** @example 12.5 */
+                cost_cap_usd: number;
+                /** @example standard */
+                redaction_tier: string;
+                /** @example container */
+                sandbox_profile: string;
+            };
+            public_key_pem: string;
+            /** @example a2a-acme-orch */
+            kid: string;
+            /** @example 1700000000 */
+            created_at: number;
+            /** @example 1700086400 */
+            expires_at: number;
+        };
+        SignedCapabilityCard: {
+            /** @enum {string} */
+            alg: "EdDSA";
+            card: components["schemas"]["CapabilityCardBody"];
+            /** @description Detached compact JWS (`header..signature`) */
+            signature: string;
+        };
+        AgentCardSignature: {
+            kid: string;
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            typ: "agent-card+jws";
+            jws: string;
+        };
+        SignedAgentCard: {
+            /** @example bernstein */
+            name: string;
+            /** @example 1.0 */
+            protocolVersion: string;
+            /** @example http://127.0.0.1:8052 */
+            url: string;
+            supportedInterfaces: string[];
+            securitySchemes: {
+                [key: string]: unknown;
+            }[];
+            capabilityCard: components["schemas"]["SignedCapabilityCard"];
+            signatures: components["schemas"]["AgentCardSignature"][];
+        } & {
+            [key: string]: unknown;
+        };
+        Jwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @enum {string} */
+            alg: "EdDSA";
+            /** @enum {string} */
+            use: "sig";
+            kid: string;
+            x: string;
+        };
+        Jwks: {
+            keys: components["schemas"]["Jwk"][];
+        };
         TrackerAuditLine: {
             /** @example 1 */
             position: number;
@@ -1534,6 +1688,7 @@ export interface components {
         };
     };
     parameters: {
+        IfNoneMatch: string;
         TaskId: string;
         /** @description Compare-and-set guard; 409 when the task's current version differs. */
         ExpectedVersion: number;
@@ -3370,6 +3525,124 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAgentCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed agent card */
+            200: {
+                headers: {
+                    ETag?: string;
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedAgentCard"];
+                };
+            };
+            /** @description Not modified (the `If-None-Match` ETag is current) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAgentCardV1Path: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed agent card */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedAgentCard"];
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JWKS */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Jwks"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCapabilityCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed card file object */
+            200: {
+                headers: {
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedCapabilityCard"];
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

@@ -8,6 +8,8 @@ import { AuditTrail } from './audit/audit-trail.js'
 import { LineageService } from './audit/lineage.service.js'
 import { lineageRoutes } from './audit/lineage.handlers.js'
 import { AppError } from './errors.js'
+import type { NodeIdentity } from './identity/node-identity.js'
+import { identityRoutes } from './identity/identity.handlers.js'
 import { InboundService, type InboundGate } from './federation/inbound.service.js'
 import { inboundRoutes } from './federation/inbound.handlers.js'
 import { HealthService } from './health/health.service.js'
@@ -34,6 +36,8 @@ export interface AppDeps {
   readonly auditKey: Uint8Array
   /** This node's issuer name (capability card, lineage envelopes). */
   readonly issuer: string
+  /** The node's signed capability card, agent card and JWKS. */
+  readonly identity: NodeIdentity
   readonly publicBaseUrl: string
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
   readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
@@ -121,7 +125,7 @@ export function createApp(deps: AppDeps): App {
     }),
   )
 
-  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage)]
+  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity)]
   for (const r of routes) {
     app[r.method](expressPath(r.path), r.handler)
     if (contract.document.paths['/api/v1' + r.path]) app[r.method]('/api/v1' + expressPath(r.path), r.handler)

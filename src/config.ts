@@ -32,6 +32,8 @@ export interface Config {
   readonly rateLimitLoopback: boolean
   /** This node's issuer name: capability card issuer and lineage envelope `source_issuer`. */
   readonly issuer: string
+  /** Policies this node advertises in its capability card. */
+  readonly cardPolicies: { readonly cost_cap_usd: number; readonly redaction_tier: string; readonly sandbox_profile: string }
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
 }
@@ -85,6 +87,14 @@ function cidrs(env: Env, name: string): string[] {
     }
     return entry
   })
+}
+
+function costCap(env: Env): number {
+  const raw = env['BERNSTEIN_A2A_COST_CAP_USD']?.trim()
+  if (!raw) return 0
+  const value = Number(raw)
+  if (!/^\d+(\.\d+)?$/.test(raw) || !Number.isFinite(value)) throw new ConfigError(`BERNSTEIN_A2A_COST_CAP_USD must be a non-negative number of USD, got '${raw}'`)
+  return value
 }
 
 function issuerName(env: Env): string {
@@ -149,6 +159,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
     rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
     issuer: issuerName(env),
+    cardPolicies: Object.freeze({
+      cost_cap_usd: costCap(env),
+      redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),
+      sandbox_profile: oneOf(env, 'BERNSTEIN_A2A_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'container'),
+    }),
     auditKeyPath: env['BERNSTEIN_AUDIT_KEY_PATH']?.trim() ? resolve(cwd, env['BERNSTEIN_AUDIT_KEY_PATH'].trim()) : resolve(dataDir, 'audit.key'),
   })
 }

@@ -9,6 +9,10 @@ import type { Bucket, BucketLimiter } from './http/rate-limit.js'
 import { randomIds, systemClock } from './runtime.js'
 import { connect, migrateToLatest } from './store/connect.js'
 import { ensureAuditKey } from './lineage/audit-key.js'
+import { ReceiptAttestor } from './attestation/receipt-attestor.js'
+import { NodeIdentity, type NodeProfile } from './identity/node-identity.js'
+import { loadNodeKeys } from './identity/node-keys.js'
+import { packageVersion } from './version.js'
 import { TokenService } from './tokens/token.service.js'
 import { Store } from './store/store.js'
 
@@ -18,6 +22,20 @@ export interface RunningServer {
   readonly store: Store
   /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>
+}
+
+export function nodeProfile(config: Config): NodeProfile {
+  return {
+    issuer: config.issuer,
+    name: 'bernstein-orchestrator',
+    description: 'Bernstein, a deterministic orchestrator for CLI coding agents',
+    tools: ['task_orchestration', 'agent_spawning', 'code_review', 'a2a_message'],
+    policies: { ...config.cardPolicies },
+    publicBaseUrl: config.publicBaseUrl,
+    version: packageVersion(),
+    cardTtlSeconds: 86_400,
+    renewBeforeSeconds: 300,
+  }
 }
 
 function rateLimiters(config: Config): Partial<Record<Bucket, BucketLimiter>> {
@@ -51,10 +69,15 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   }
 
   const auditKey = ensureAuditKey(config.auditKeyPath)
+  const keys = await loadNodeKeys(config.dataDir)
+  const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock })
+  const identity = new NodeIdentity(store, keys, nodeProfile(config), systemClock)
   const app = createApp({
     store,
     auditKey,
     issuer: config.issuer,
+    attestor,
+    identity,
     publicBaseUrl: config.publicBaseUrl,
     resolveToken,
     validateResponses: config.validateResponses,

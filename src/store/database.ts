@@ -111,7 +111,15 @@ export interface ChainEntryTable {
   line: string
 }
 
+export interface NodeDocumentTable {
+  name: string
+  body: string
+  key_fingerprint: string
+  expires_at: number
+}
+
 export interface Database {
+  node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable
   chain_entries: ChainEntryTable
   api_tokens: ApiTokenTable

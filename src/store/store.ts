@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { ChainRepository } from './chain.repository.js'
+import { DocumentRepository } from './document.repository.js'
 import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
@@ -12,6 +13,7 @@ export interface Repositories {
   readonly a2a: A2ARepository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
+  readonly documents: DocumentRepository
 }
 
 /**
@@ -28,7 +30,7 @@ export class Store {
   }
 
   static #bind(db: Connection['db'], engine: Engine): Repositories {
-    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine) }
+    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine), documents: new DocumentRepository(db, engine) }
   }
 
   get engine(): Engine {

@@ -7,6 +7,9 @@ import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
 import { randomIds, systemClock } from '../../src/runtime.js'
 import { TokenService } from '../../src/tokens/token.service.js'
+import { ReceiptAttestor } from '../../src/attestation/receipt-attestor.js'
+import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity.js'
+import { type NodeKeys, loadNodeKeys } from '../../src/identity/node-keys.js'
 import { type TestEngine, createTestDatabase } from './engines.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
@@ -21,6 +24,8 @@ export interface TestApp {
   readonly dataDir: string
   /** Issues agent/operator tokens that this server accepts (same clock as the app). */
   readonly tokens: TokenService
+  /** The node's keys (in `<dataDir>/keys`). */
+  readonly keys: NodeKeys
   /** Operator client at the root prefix. */
   readonly client: ApiClient
   /** Builds a client with other credentials, tenant or prefix. */
@@ -32,6 +37,24 @@ export interface TestAppOptions extends Partial<Omit<AppDeps, 'store'>> {
   readonly engine?: TestEngine
   /** Extra token resolution consulted after the operator token. */
   readonly extraTokens?: (token: string) => Promise<TokenIdentity | null>
+  /** False: no receipt key material, every A2A response goes out unattested. */
+  readonly attest?: boolean
+  readonly profile?: Partial<NodeProfile>
+}
+
+export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
+  return {
+    issuer: 'test-node',
+    name: 'bernstein-orchestrator',
+    description: 'test node',
+    tools: ['task_orchestration', 'code_review'],
+    policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
+    publicBaseUrl: 'http://bernstein.test',
+    version: '0.0.0-test',
+    cardTtlSeconds: 86_400,
+    renewBeforeSeconds: 300,
+    ...overrides,
+  }
 }
 
 /** The real application on a real database, listening on an ephemeral loopback port. */
@@ -50,7 +73,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
           secretsEqual(token, OPERATOR_TOKEN)
             ? { role: 'operator', tokenId: null, tenantId: null }
             : ((await tokens.resolve(token)) ?? (await options.extraTokens?.(token)) ?? null)
-  const app = createApp({ publicBaseUrl: 'http://bernstein.test', auditKey: TEST_AUDIT_KEY, issuer: 'test-node', ...options, store, resolveToken })
+  const keys = await loadNodeKeys(database.dataDir)
+  const clock = options.clock ?? systemClock
+  const profile = testProfile(options.profile)
+  const app = createApp({
+    publicBaseUrl: profile.publicBaseUrl,
+    auditKey: TEST_AUDIT_KEY,
+    issuer: profile.issuer,
+    identity: new NodeIdentity(store, keys, profile, clock),
+    ...(options.attest !== false && { attestor: new ReceiptAttestor({ key: keys.receipt, masterKey: TEST_AUDIT_KEY, clock }) }),
+    ...options,
+    store,
+    resolveToken,
+  })
   const server: Server = await new Promise((resolve) => {
     const s = app.express.listen(0, '127.0.0.1', () => resolve(s))
   })
@@ -66,6 +101,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     dataDir: database.dataDir,
     tokens,
+    keys,
     client: clientWith({ token: OPERATOR_TOKEN }),
     clientWith,
     async close() {

@@ -3,6 +3,7 @@ import type { Engine } from '../engine.js'
 import { init } from './2026-11-30-001-init.js'
 import { apiTokens } from './2026-11-30-002-api-tokens.js'
 import { lineage } from './2026-11-30-003-lineage.js'
+import { nodeDocuments } from './2026-11-30-004-node-documents.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -12,6 +13,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '2026-11-30-001-init': init(engine),
         '2026-11-30-002-api-tokens': apiTokens,
         '2026-11-30-003-lineage': lineage,
+        '2026-11-30-004-node-documents': nodeDocuments,
       }
     },
   }

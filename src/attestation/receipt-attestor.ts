@@ -1,0 +1,69 @@
+import type { KeyObject } from 'node:crypto'
+import type { A2ATaskResponseBody, AttestationKind, Attestor } from '../a2a/attestation.js'
+import { fromPyValue, toPyValue } from '../canonical/python-json.js'
+import { exportPublicJwk, signBytes } from '../crypto/ed25519.js'
+import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
+import { buildReceipt, buildReceiptSpineRow, receiptToDict } from '../receipts/receipt.js'
+import type { Clock } from '../runtime.js'
+import type { Repositories } from '../store/store.js'
+
+/** The receipt spine (run `a2a-inbound-responses`) in the `chain_entries` table. */
+export const RECEIPT_SPINE_CHAIN = `spine:${A2A_RECEIPT_RUN_ID}`
+
+export interface ReceiptAttestorDeps {
+  /** The receipt key and the kid it is published under in the JWKS. */
+  readonly key: { readonly kid: string; readonly privateKey: KeyObject; readonly publicKey: KeyObject }
+  /** The HMAC master key (the audit key); the spine uses its HKDF derivation, as Bernstein does. */
+  readonly masterKey: Uint8Array
+  readonly clock: Clock
+}
+
+/**
+ * Mints Bernstein-format receipts (bernstein-behaviour.md §3.2) over A2A task responses: a spine row in the
+ * database (appended under the spine head's lock), then the Ed25519 head signature over the binding digest.
+ * The key is published in the JWKS under its kid, and `kid`, `key_id` and the JWK's `kid` agree.
+ */
+export class ReceiptAttestor implements Attestor {
+  readonly #deps: ReceiptAttestorDeps
+  readonly #lineageKey: Buffer
+  readonly #kid: string
+  readonly #publicJwk: { kty: 'OKP'; crv: 'Ed25519'; alg: 'EdDSA'; x: string; kid: string }
+
+  constructor(deps: ReceiptAttestorDeps) {
+    this.#deps = deps
+    this.#lineageKey = deriveLineageKey(deps.masterKey)
+    this.#kid = deps.key.kid
+    const jwk = exportPublicJwk(deps.key.publicKey)
+    this.#publicJwk = { kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', x: jwk.x, kid: this.#kid }
+  }
+
+  get kid(): string {
+    return this.#kid
+  }
+
+  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind): Promise<Readonly<Record<string, unknown>>> {
+    // Integral numbers are ints and others floats, exactly as a verifier parsing our JSON wire body will see them.
+    const response = toPyValue(body)
+    const head = await repos.chains.lockHead(RECEIPT_SPINE_CHAIN, SPINE_GENESIS_HASH)
+    const row = buildReceiptSpineRow(
+      {
+        response,
+        taskId: body.id,
+        prevHash: head.headHash,
+        timestampNs: this.#deps.clock.nowNs(),
+        ...(kind === 'completion' ? { stepId: `a2a:${body.id}:completed` } : {}),
+      },
+      this.#lineageKey,
+    )
+    await repos.chains.append(RECEIPT_SPINE_CHAIN, head, { entryHash: row.entry_hash, ticketId: body.id, trackerName: kind, line: spineRowLine(row).slice(0, -1) })
+    const receipt = await buildReceipt({
+      response,
+      taskId: body.id,
+      spineRow: row,
+      kid: this.#kid,
+      sign: (message) => signBytes(this.#deps.key.privateKey, message),
+      publicJwk: this.#publicJwk,
+    })
+    return fromPyValue(receiptToDict(receipt)) as Record<string, unknown>
+  }
+}

@@ -1,0 +1,64 @@
+import { type PyValue, isPyObject, parsePythonJson } from '../canonical/python-json.js'
+import { publicKeyFromRaw, verifyBytes } from '../crypto/ed25519.js'
+import { findJwk } from '../crypto/jwks.js'
+import { type ReceiptVerification, verifyReceipt } from '../receipts/receipt-verify.js'
+import { parseReceipt } from '../receipts/receipt.js'
+
+export interface VerifyA2AReceiptOptions {
+  /** Pin the signer: a JWK (its `x`, and `kid` when present, must match). */
+  readonly trustedJwk?: Readonly<Record<string, unknown>>
+  /** Or pin through a JWKS (the node's `/.well-known/agent.json/keys`): the key whose kid is the receipt's. */
+  readonly jwks?: unknown
+}
+
+/** The parse failure or the verification outcome of {@link verifyA2AReceipt}. */
+export type A2AReceiptResult = ({ parsed: true } & ReceiptVerification) | { parsed: false; ok: false; error: string }
+
+const verifyEd25519 = async ({ publicKey, message, signature }: { publicKey: Uint8Array; message: Uint8Array; signature: Uint8Array }): Promise<boolean> => {
+  try {
+    return await verifyBytes(publicKeyFromRaw(publicKey), message, signature)
+  } catch {
+    return false
+  }
+}
+
+function withoutReceipt(value: PyValue): PyValue {
+  if (!isPyObject(value) || !('receipt' in value)) return value
+  const { receipt: _dropped, ...rest } = value
+  return rest
+}
+
+/**
+ * Verifies an A2A task receipt offline against the response it attests (bernstein-behaviour.md §3.3, plus kid
+ * consistency). `response` is the raw wire body (text or bytes: parsed losslessly, a top-level `receipt` dropped)
+ * or an already-parsed Python-typed value. Never throws on bad data.
+ *
+ * @example
+ * const res = await fetch(`${base}/a2a/tasks/${id}`, { headers })
+ * const text = await res.text()
+ * const verdict = await verifyA2AReceipt(JSON.parse(text).receipt, text, { jwks: await (await fetch(`${base}/.well-known/agent.json/keys`)).json() })
+ */
+export async function verifyA2AReceipt(receipt: unknown, response: string | Uint8Array | PyValue, options: VerifyA2AReceiptOptions = {}): Promise<A2AReceiptResult> {
+  let receiptValue: PyValue
+  try {
+    receiptValue = typeof receipt === 'string' ? parsePythonJson(receipt) : (JSON.parse(JSON.stringify(receipt)) as PyValue)
+  } catch (error) {
+    return { parsed: false, ok: false, error: `could not parse receipt: ${(error as Error).message}` }
+  }
+  const parsed = parseReceipt(receiptValue)
+  if (!parsed.ok) return { parsed: false, ok: false, error: `could not parse receipt: ${parsed.error}` }
+  let responseValue: PyValue
+  try {
+    responseValue = typeof response === 'string' || response instanceof Uint8Array ? parsePythonJson(Buffer.from(response).toString('utf8')) : response
+  } catch (error) {
+    return { parsed: false, ok: false, error: `could not parse response: ${(error as Error).message}` }
+  }
+  let trustedJwk = options.trustedJwk
+  if (trustedJwk === undefined && options.jwks !== undefined) {
+    const found = findJwk(options.jwks, parsed.receipt.kid)
+    if (!found.ok) return { parsed: true, ok: false, failures: [`receipt kid '${parsed.receipt.kid}' is not in the JWKS: ${found.detail}`], verifiedKeyId: null, keyPinned: true, recomputedContentHash: null }
+    trustedJwk = { ...found.jwk }
+  }
+  const verdict = await verifyReceipt(parsed.receipt, withoutReceipt(responseValue), { verifyEd25519, ...(trustedJwk !== undefined && { trustedJwk }) })
+  return { parsed: true, ...verdict }
+}

@@ -1,0 +1,29 @@
+import { type RouteDefinition, route } from '../http/route.js'
+import type { NodeIdentity, ServedDocument } from './node-identity.js'
+
+/** Exact bytes with caching validators; a matching `If-None-Match` gets a 304 without a body. */
+function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheControl: string) {
+  const headers = { ETag: doc.etag, 'Cache-Control': cacheControl }
+  if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === doc.etag || tag.trim() === '*')) {
+    return { status: 304 as const, body: undefined, headers }
+  }
+  return { status: 200 as const, raw: doc.bytes, contentType: 'application/json', headers }
+}
+
+export function identityRoutes(identity: NodeIdentity): RouteDefinition[] {
+  return [
+    route('getAgentCard', 'get', '/.well-known/agent.json', async ({ headers }) =>
+      document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
+    ),
+    route('getAgentCardV1Path', 'get', '/.well-known/agent-card.json', async ({ headers }) =>
+      document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
+    ),
+    route('getJwks', 'get', '/.well-known/agent.json/keys', async () => {
+      const jwks = identity.jwks()
+      return { status: 200, raw: jwks.bytes, contentType: 'application/json', headers: { ETag: jwks.etag, 'Cache-Control': 'public, max-age=300' } }
+    }),
+    route('getCapabilityCard', 'get', '/.well-known/a2a-capability-card.json', async ({ headers }) =>
+      document((await identity.capabilityCard()).document, headers['if-none-match'], 'public, max-age=300'),
+    ),
+  ]
+}

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
+import { checkAgentCardConformance } from '../../src/agent-card/index.js'
+import { consumePeerCard, parseCardFile, verifyCapabilityCard } from '../../src/cards/index.js'
+import { keyFingerprint } from '../../src/crypto/fingerprint.js'
+import { testEngines } from '../helpers/engines.js'
+import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+
+for (const engine of testEngines()) {
+  describe(`receipts and the published identity (${engine})`, () => {
+    let app: TestApp
+    let jwks: unknown
+    beforeAll(async () => {
+      app = await startTestApp({ engine })
+      jwks = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+    })
+    afterAll(async () => app.close())
+
+    it('attests acceptance with a receipt that verifies against the published JWKS', async () => {
+      const res = await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', body: JSON.stringify({ sender: 'peer', message: 'héllo 🌍' }) })
+      expect(res.status).toBe(201)
+      expect(res.headers.get('bernstein-attestation')).toBe('acceptance')
+      const receipt = (res.json as { receipt: Record<string, unknown> }).receipt
+      expect(receipt['kid']).toBe(app.keys.receipt.kid)
+      const verdict = await verifyA2AReceipt(receipt, res.text, { jwks })
+      expect(verdict).toMatchObject({ ok: true, keyPinned: true, failures: [] })
+      const tampered = await verifyA2AReceipt(receipt, res.text.replace('héllo', 'hello'), { jwks })
+      expect(tampered.ok).toBe(false)
+      if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
+    })
+
+    it('attests completion once the task finishes, identically on every read', async () => {
+      const sent = await app.client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: 'finish me' } })
+      const taskId = sent.data!.bernstein_task_id!
+      await app.client.POST('/tasks/{task_id}/complete', { params: { path: { task_id: taskId } }, body: { result_summary: 'all green' } })
+      const first = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${sent.data!.id}` })
+      const second = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${sent.data!.id}` })
+      expect(first.text).toBe(second.text)
+      expect(first.headers.get('bernstein-attestation')).toBe('completion')
+      const body = first.json as { status: string; artifacts: { name: string; data: string }[]; receipt: Record<string, unknown> }
+      expect(body.status).toBe('completed')
+      expect(body.artifacts).toEqual([expect.objectContaining({ name: 'result', data: 'all green' })])
+      expect(body.receipt['entry_hash']).not.toBe(sent.data!.receipt!['entry_hash'])
+      expect(await verifyA2AReceipt(body.receipt, first.text, { jwks })).toMatchObject({ ok: true })
+    })
+
+    it('says explicitly when a response is unattested', async () => {
+      const bare = await startTestApp({ engine, attest: false })
+      try {
+        const res = await rawRequest(bare.url, { method: 'POST', path: '/a2a/tasks/send', body: JSON.stringify({ sender: 'p', message: 'm' }) })
+        expect(res.status).toBe(201)
+        expect(res.headers.get('bernstein-attestation')).toBe('none')
+        expect((res.json as { receipt: unknown }).receipt).toBeNull()
+      } finally {
+        await bare.close()
+      }
+    })
+
+    it('serves a signed capability card that a peer can consume', async () => {
+      const res = await rawRequest(app.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null })
+      expect(res.status).toBe(200)
+      const signed = parseCardFile(res.text)
+      expect(signed.card.issuer).toBe('test-node')
+      expect(await verifyCapabilityCard(signed, { now: Date.now() / 1000 })).toMatchObject({ ok: true })
+      const fingerprint = keyFingerprint(app.keys.capabilityCard.publicKey)
+      await expect(
+        consumePeerCard(signed, { trustedIssuerFingerprints: [fingerprint], requirements: { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' } }),
+      ).resolves.toBeDefined()
+      const again = await rawRequest(app.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null, headers: { 'if-none-match': res.headers.get('etag')! } })
+      expect(again.status).toBe(304)
+    })
+
+    it('serves a signed agent card that passes the v1.0 conformance checks, at both well-known paths', async () => {
+      const a = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json', token: null })
+      const b = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })
+      expect(a.status).toBe(200)
+      expect(a.text).toBe(b.text)
+      expect(a.headers.get('cache-control')).toBe('public, max-age=3600')
+      expect(a.headers.get('etag')).toBeTruthy()
+      const card = a.json as Record<string, unknown>
+      expect(card['url']).toBe('http://bernstein.test')
+      const report = await checkAgentCardConformance(card, jwks, { now: Date.now() / 1000, trustedFingerprints: [keyFingerprint(app.keys.agentCard.publicKey)] })
+      expect(report.ok).toBe(true)
+    })
+  })
+}
