@@ -1,3 +1,4 @@
+import { parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
 import { AppError } from '../errors.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
@@ -53,7 +54,7 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   try {
     body = JSON.parse(raw)
   } catch (error) {
-    throw badRequest(`Invalid JSON body: ${(error as Error).message}`)
+    throw badRequest(`Invalid JSON body: ${pythonDecodeMessage(raw, error)}`)
   }
   if (!isObject(body)) throw badRequest('Body must be a JSON object')
   const sender = body['sender']
@@ -72,12 +73,23 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body }
 }
 
+/** `str(exc)` of the `json.JSONDecodeError` Bernstein's `request.json()` raises for the same text. */
+function pythonDecodeMessage(raw: string, fallback: unknown): string {
+  try {
+    parsePythonJson(raw)
+  } catch (error) {
+    return pythonJsonDecodeText(error, raw)
+  }
+  return pythonJsonDecodeText(fallback, raw)
+}
+
 function parseSenderCard(sender: Record<string, unknown>): SenderCard {
   const invalid = (reason: string): AppError => badRequest(`Invalid sender card: ${reason}`)
   const name = sender['name']
   if (typeof name !== 'string' || name.trim() === '') throw invalid("AgentCard requires a non-empty 'name' string")
   if (name.length > MAX_ID) throw invalid(`AgentCard 'name' exceeds ${MAX_ID} characters`)
-  const description = sender['description'] ?? ''
+  // Bernstein's AgentCard.validate requires the description (an empty string is fine, a missing one is not).
+  const description = sender['description']
   if (typeof description !== 'string') throw invalid("AgentCard requires a 'description' string")
   const capabilities = sender['capabilities'] ?? []
   if (!Array.isArray(capabilities)) throw invalid("AgentCard 'capabilities' must be a list")
