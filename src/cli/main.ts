@@ -4,6 +4,8 @@ import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerDb } from './commands/db.js'
 import { registerInterop } from './commands/interop.js'
+import { registerLineage } from './commands/lineage.js'
+import { registerA2aVerify } from './commands/a2a-verify.js'
 
 const program = new Command('bernstein-a2a')
   .description('A2A trust layer for agent orchestrators: task API, capability cards, lineage, receipts')
@@ -15,5 +17,7 @@ registerServe(program)
 registerToken(program)
 registerDb(program)
 registerInterop(program)
+registerLineage(program)
+registerA2aVerify(program)
 
 await program.parseAsync(process.argv)

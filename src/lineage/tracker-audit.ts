@@ -30,10 +30,11 @@ export type {
 } from './tracker-entry.js'
 export {
   TrackerAuditVerifier,
+  parseTrackerLine,
   readByteLines,
   verifyTrackerAuditFile,
   verifyTrackerAuditLines,
 } from './tracker-verify.js'
-export type { TrackerAuditLine, TrackerAuditVerifyResult } from './tracker-verify.js'
+export type { TrackerAuditLine, TrackerAuditVerifyResult, TrackerLineParseResult } from './tracker-verify.js'
 export { AuditKeyError, ensureAuditKey, readAuditKey } from './audit-key.js'
 export type { ReadAuditKeyOptions } from './audit-key.js'

@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import type { PyValue } from '../canonical/python-json.js'
 import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
+import type { TrackerAuditEntry } from './tracker-entry.js'
 
 /** Outcome of verifying a log: `entries` counts the lines that verified before the first failure (if any). */
 export interface TrackerAuditVerifyResult {
@@ -50,6 +51,39 @@ function sameHex(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+/** One parsed log line: null for a blank line, else the entry or Bernstein's failure text for line `n`. */
+export type TrackerLineParseResult = { ok: true; entry: TrackerAuditEntry } | { ok: false; error: string } | null
+
+/**
+ * Strips, decodes and parses one physical log line as Bernstein's reader does, with its failure texts
+ * (`line N: invalid JSON (…)`, `line N: schema invalid (…)`). Byte lines are decoded as strict UTF-8.
+ */
+export function parseTrackerLine(rawLine: TrackerAuditLine, n: number): TrackerLineParseResult {
+  let text: string
+  if (typeof rawLine === 'string') {
+    text = stripText(rawLine)
+    if (text.length === 0) return null
+  } else {
+    const bytes = stripBytes(rawLine)
+    if (bytes.length === 0) return null
+    try {
+      text = STRICT_UTF8.decode(bytes)
+    } catch {
+      // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
+      return { ok: false, error: `line ${n}: invalid JSON (invalid UTF-8)` }
+    }
+  }
+  let payload: PyValue
+  try {
+    payload = parsePythonJson(text)
+  } catch (error) {
+    return { ok: false, error: `line ${n}: invalid JSON (${pythonJsonDecodeError(error, text).msg})` }
+  }
+  const parsed = parseTrackerEntry(payload)
+  if (!parsed.ok) return { ok: false, error: `line ${n}: schema invalid (${parsed.error})` }
+  return parsed
+}
+
 /**
  * An incremental verifier: feed it lines in order with {@link TrackerAuditVerifier.push}; it holds only the previous
  * entry hash and the count, so memory does not grow with the chain.
@@ -79,29 +113,9 @@ export class TrackerAuditVerifier {
     if (this.#failure !== null) return this.#failure
     this.#lineNo += 1
     const n = this.#lineNo
-    let text: string
-    if (typeof rawLine === 'string') {
-      text = stripText(rawLine)
-      if (text.length === 0) return null
-    } else {
-      const bytes = stripBytes(rawLine)
-      if (bytes.length === 0) return null
-      try {
-        text = STRICT_UTF8.decode(bytes)
-      } catch {
-        // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
-        return this.#fail(`line ${n}: invalid JSON (invalid UTF-8)`)
-      }
-    }
-
-    let payload: PyValue
-    try {
-      payload = parsePythonJson(text)
-    } catch (error) {
-      return this.#fail(`line ${n}: invalid JSON (${pythonJsonDecodeError(error, text).msg})`)
-    }
-    const parsed = parseTrackerEntry(payload)
-    if (!parsed.ok) return this.#fail(`line ${n}: schema invalid (${parsed.error})`)
+    const parsed = parseTrackerLine(rawLine, n)
+    if (parsed === null) return null
+    if (!parsed.ok) return this.#fail(parsed.error)
     const entry = parsed.entry
 
     if (entry.prev_entry_hash !== this.#prevHash) {

@@ -1,0 +1,165 @@
+/**
+ * `bernstein-a2a a2a verify`: checks an A2A response against its receipt, offline (behaviour doc §3.3, Bernstein's
+ * `bernstein a2a verify`), with Bernstein's texts and exit codes. `--jwks-url` adds key pinning from a published JWKS.
+ *
+ * @module
+ */
+import { createPublicKey, verify } from 'node:crypto'
+import { existsSync, statSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { type Command, Option } from 'commander'
+import { isPyObject, parsePythonJson, pythonJsonDecodeText } from '../../canonical/python-json.js'
+import type { PyObject, PyValue } from '../../canonical/python-json.js'
+import { parseReceipt } from '../../receipts/receipt.js'
+import type { A2ATaskReceipt } from '../../receipts/receipt.js'
+import { verifyReceipt } from '../../receipts/receipt-verify.js'
+import type { Ed25519Verifier } from '../../receipts/receipt-verify.js'
+import { fail, printJson, printLines, wantsJson } from '../output.js'
+
+interface A2aVerifyOptions {
+  receipt: string
+  response: string
+  trustedJwk?: string
+  jwksUrl?: string
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/** Ed25519 with node:crypto, from the raw 32-byte key the receipt's JWK carries. */
+const nodeVerifyEd25519: Ed25519Verifier = ({ publicKey, message, signature }) => {
+  const key = createPublicKey({
+    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') },
+    format: 'jwk',
+  })
+  return verify(null, message, key, signature)
+}
+
+class CliFailure extends Error {}
+
+async function readJson(path: string, what: string): Promise<PyValue> {
+  let text: string
+  try {
+    text = STRICT_UTF8.decode(await readFile(path))
+  } catch (error) {
+    const reason = error instanceof TypeError ? 'invalid UTF-8' : error instanceof Error ? error.message : String(error)
+    throw new CliFailure(`could not parse ${what}: ${reason}`)
+  }
+  try {
+    return parsePythonJson(text)
+  } catch (error) {
+    throw new CliFailure(`could not parse ${what}: ${pythonJsonDecodeText(error, text)}`)
+  }
+}
+
+/** Fetches a JWKS and returns the key whose `kid` is the receipt's `kid`. */
+async function pinnedFromJwks(url: string, kid: string): Promise<PyObject> {
+  let body: string
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } })
+    if (!response.ok) throw new CliFailure(`could not fetch JWKS from ${url}: HTTP ${response.status}`)
+    body = await response.text()
+  } catch (error) {
+    if (error instanceof CliFailure) throw error
+    throw new CliFailure(`could not fetch JWKS from ${url}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  let jwks: PyValue
+  try {
+    jwks = parsePythonJson(body)
+  } catch (error) {
+    throw new CliFailure(`could not parse JWKS from ${url}: ${pythonJsonDecodeText(error, body)}`)
+  }
+  const keys = isPyObject(jwks) ? jwks['keys'] : undefined
+  if (!Array.isArray(keys)) throw new CliFailure(`could not parse JWKS from ${url}: no 'keys' list`)
+  const match = keys.find((key): key is PyObject => isPyObject(key) && key['kid'] === kid)
+  if (match === undefined) throw new CliFailure(`no key with kid '${kid}' in the JWKS at ${url}`)
+  return match
+}
+
+function usageError(cmd: Command, option: string, path: string): void {
+  // click's wording and exit code for a path option that must exist.
+  cmd.error(`Error: Invalid value for '${option}': File '${path}' does not exist.`, { exitCode: 2, code: 'bernstein.usage' })
+}
+
+async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void> {
+  for (const [option, path] of [
+    ['--receipt', opts.receipt],
+    ['--response', opts.response],
+    ['--trusted-jwk', opts.trustedJwk],
+  ] as const) {
+    if (path !== undefined && (!existsSync(path) || statSync(path).isDirectory())) return usageError(cmd, option, path)
+  }
+  const json = wantsJson(cmd)
+  try {
+    const receiptValue = await readJson(opts.receipt, 'receipt')
+    const parsed = parseReceipt(receiptValue)
+    if (!parsed.ok) throw new CliFailure(`could not parse receipt: ${parsed.error}`)
+    const receipt: A2ATaskReceipt = parsed.receipt
+
+    const response = await readJson(opts.response, 'response')
+    // A receipt cannot attest its own bytes: drop it so the raw wire body can be passed as is.
+    if (isPyObject(response)) delete response['receipt']
+
+    let trustedJwk: PyObject | undefined
+    if (opts.trustedJwk !== undefined) {
+      const jwk = await readJson(opts.trustedJwk, 'trusted JWK')
+      if (!isPyObject(jwk)) throw new CliFailure('could not parse trusted JWK: a JWK must be a JSON object')
+      trustedJwk = jwk
+    } else if (opts.jwksUrl !== undefined) {
+      trustedJwk = await pinnedFromJwks(opts.jwksUrl, receipt.kid)
+    }
+
+    const verifyOptions: Parameters<typeof verifyReceipt>[2] = { verifyEd25519: nodeVerifyEd25519 }
+    if (trustedJwk !== undefined) verifyOptions.trustedJwk = trustedJwk
+    const result = await verifyReceipt(receipt, response, verifyOptions)
+
+    if (!result.ok) {
+      if (json) printJson({ ok: false, entry_hash: receipt.entry_hash, failures: result.failures })
+      else printLines(`✗ A2A receipt ${opts.receipt} is NOT valid:`, ...result.failures.map((reason) => `  - ${reason}`))
+      return fail(1)
+    }
+    if (json) {
+      const payload: Record<string, unknown> = {
+        ok: true,
+        task_id: receipt.task_id,
+        entry_hash: receipt.entry_hash,
+        content_hash: receipt.content_hash,
+        kid: receipt.kid,
+        verified_key_id: result.verifiedKeyId,
+        key_pinned: result.keyPinned,
+      }
+      if (result.warning !== undefined) payload['warning'] = result.warning
+      return printJson(payload)
+    }
+    printLines(
+      `✓ A2A receipt ${opts.receipt} is valid`,
+      `  task: ${receipt.task_id}  kid: ${receipt.kid}`,
+      `  entry: ${receipt.entry_hash}`,
+      ...(result.warning === undefined ? [] : [`  warning: ${result.warning}`]),
+    )
+  } catch (error) {
+    if (!(error instanceof CliFailure)) throw error
+    if (json) printJson({ ok: false, error: error.message })
+    else printLines(`✗ ${error.message}`)
+    fail(1)
+  }
+}
+
+/** Registers `a2a verify`. */
+export function registerA2aVerify(program: Command): void {
+  // Reuse an `a2a` group another module may have created.
+  const a2a =
+    program.commands.find((command) => command.name() === 'a2a') ??
+    program.command('a2a').description('A2A node surface: verify receipts')
+  a2a
+    .command('verify')
+    .description('verify an A2A response against its lineage receipt, offline; exits 1 unless it is valid')
+    .requiredOption('--receipt <file>', 'the receipt JSON returned with the A2A response')
+    .requiredOption('--response <file>', 'the A2A response JSON (a top-level "receipt" key is ignored)')
+    .addOption(
+      new Option('--trusted-jwk <file>', "pin the signing key: the receipt's embedded JWK must match it").conflicts(
+        'jwksUrl',
+      ),
+    )
+    .option('--jwks-url <url>', "pin the key whose kid is the receipt's kid in the JWKS at this URL")
+    .action(verifyAction)
+}
