@@ -3,6 +3,7 @@ import { Command } from 'commander'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerDb } from './commands/db.js'
+import { registerKeys } from './commands/keys.js'
 import { registerInterop } from './commands/interop.js'
 import { registerLineage } from './commands/lineage.js'
 import { registerA2aVerify } from './commands/a2a-verify.js'
@@ -16,6 +17,7 @@ const program = new Command('bernstein-a2a')
 registerServe(program)
 registerToken(program)
 registerDb(program)
+registerKeys(program)
 registerInterop(program)
 registerLineage(program)
 registerA2aVerify(program)
