@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express'
+import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
 import { allowedMethods, type OpenApiDocument } from './openapi-document.js'
 
@@ -74,6 +75,23 @@ export function validatorIssue(item: { path?: string; message?: string; errorCod
   return { loc, msg: message, type }
 }
 
+/**
+ * Where JSON parsing failed, as FastAPI reports it (`json.JSONDecodeError.pos`: a code-point offset). V8's own
+ * messages often carry no position at all, so the raw body is parsed again with the Python-compatible parser.
+ */
+function jsonErrorPosition(error: HttpLikeError): number {
+  const text = error.body
+  if (typeof text === 'string') {
+    try {
+      parsePythonJson(text)
+    } catch (parseError) {
+      const { pos } = pythonJsonDecodeError(parseError, text)
+      return Array.from(text.slice(0, pos)).length
+    }
+  }
+  return Number(/position (\d+)/.exec(error.message ?? '')?.[1] ?? 0)
+}
+
 function send(res: Response, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.status(status).json(body)
@@ -100,10 +118,8 @@ export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
     const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
     const status = http.status ?? http.statusCode
     switch (http.type) {
-      case 'entity.parse.failed': {
-        const position = Number(/position (\d+)/.exec(http.message ?? '')?.[1] ?? 0)
-        return send(res, 422, { detail: [{ loc: ['body', position], msg: 'JSON decode error', type: 'json_invalid' }] })
-      }
+      case 'entity.parse.failed':
+        return send(res, 422, { detail: [{ loc: ['body', jsonErrorPosition(http)], msg: 'JSON decode error', type: 'json_invalid' }] })
       case 'entity.too.large': {
         const declared = Number(req.headers['content-length'])
         const size = Number.isFinite(declared) && declared > 0 ? declared : (http.length ?? BODY_LIMIT_BYTES + 1)
