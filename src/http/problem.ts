@@ -136,7 +136,11 @@ export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
       const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
       if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
       if (status === 404) return send(res, 404, { detail: 'Not Found' })
-      if (status === 405) return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allowedMethods(options.document, req.path).join(', ') })
+      if (status === 405) {
+        // The validator refuses every method the contract does not list, HEAD included, so HEAD is not advertised.
+        const allow = allowedMethods(options.document, req.path).filter((m) => m !== 'HEAD')
+        return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allow.join(', ') })
+      }
       if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
     }
     options.log(error, { method: req.method, path: req.path })
