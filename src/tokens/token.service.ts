@@ -35,17 +35,20 @@ export class TokenService {
     const secret = randomBytes(32).toString('base64url')
     const now = this.#clock.now()
     const expiresAt = input.expiresInSeconds === null ? null : now + input.expiresInSeconds
+    // Agent tokens are always bound to one tenant (`default` unless told otherwise): a null tenant would let the
+    // holder pick any tenant with `x-tenant-id`, as only the operator may.
+    const tenant = input.role === 'agent' ? (input.tenant ?? 'default') : input.tenant
     await this.#store.repos.tokens.insert({
       id,
       secretHash: hashSecret(secret),
       role: input.role,
-      tenantId: input.tenant,
+      tenantId: tenant,
       label: input.label ?? null,
       createdAt: now,
       expiresAt,
       revokedAt: null,
     })
-    return { id, token: `bat_${id}.${secret}`, role: input.role, tenant: input.tenant, expires_at: expiresAt }
+    return { id, token: `bat_${id}.${secret}`, role: input.role, tenant, expires_at: expiresAt }
   }
 
   async revoke(id: string): Promise<void> {
@@ -67,6 +70,6 @@ export class TokenService {
     if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return null
     const now = this.#clock.now()
     if (token.revokedAt !== null || (token.expiresAt !== null && now >= token.expiresAt)) return null
-    return { role: token.role, tokenId: token.id, tenantId: token.tenantId }
+    return { role: token.role, tokenId: token.id, tenantId: token.role === 'agent' ? (token.tenantId ?? 'default') : token.tenantId }
   }
 }
