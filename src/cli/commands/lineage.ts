@@ -157,8 +157,11 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
   if (opts.requireGenesis) parseOptions.requireGenesis = true
   if (opts.checkEntryHashes) parseOptions.checkEntryHashes = true
   if (opts.expectedIssuer !== undefined) parseOptions.expectedIssuer = opts.expectedIssuer
-  // An A2A message carries the payload under its field; anything else is taken as a bare payload.
-  const carried = isPyObject(value) && Object.prototype.hasOwnProperty.call(value, LINEAGE_ENVELOPE_FIELD)
+  // A bare payload has the envelope's own keys; anything else is read as an A2A message carrying the field.
+  const carried =
+    isPyObject(value) &&
+    (Object.prototype.hasOwnProperty.call(value, LINEAGE_ENVELOPE_FIELD) ||
+      !['source_issuer', 'chain_digest', 'entries'].some((key) => Object.prototype.hasOwnProperty.call(value, key)))
   const result = carried ? parseLineageEnvelopeField(value, parseOptions) : parseLineageEnvelope(value, parseOptions)
   const json = wantsJson(cmd)
   if (!result.ok) {
