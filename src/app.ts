@@ -1,18 +1,11 @@
 import express, { type Express, type RequestHandler } from 'express'
 import * as OpenApiValidator from 'express-openapi-validator'
 import helmet from 'helmet'
-import { A2AService } from './a2a/a2a.service.js'
 import { a2aRoutes } from './a2a/a2a.handlers.js'
-import { type Attestor, noAttestation } from './a2a/attestation.js'
-import { AuditTrail } from './audit/audit-trail.js'
-import { LineageService } from './audit/lineage.service.js'
 import { lineageRoutes } from './audit/lineage.handlers.js'
 import { AppError } from './errors.js'
-import type { NodeIdentity } from './identity/node-identity.js'
 import { identityRoutes } from './identity/identity.handlers.js'
-import { InboundService, type InboundGate } from './federation/inbound.service.js'
 import { inboundRoutes } from './federation/inbound.handlers.js'
-import { HealthService } from './health/health.service.js'
 import { healthRoutes } from './health/health.handlers.js'
 import { authenticate } from './http/auth.js'
 import { authorize } from './http/authorize.js'
@@ -23,31 +16,14 @@ import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, problemHandler } from './http/problem.js'
 import { type RouteDefinition, expressPath } from './http/route.js'
 import { type Logger, silentLogger } from './logger.js'
-import type { Clock, Ids } from './runtime.js'
-import { randomIds, systemClock } from './runtime.js'
-import type { Store } from './store/store.js'
-import { TaskService } from './tasks/task.service.js'
+import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
-import type { TaskObserver } from './tasks/task-events.js'
 
-export interface AppDeps {
-  readonly store: Store
-  /** The operator HMAC key of the tracker-audit chain (the ASCII bytes of `audit.key`). */
-  readonly auditKey: Uint8Array
-  /** This node's issuer name (capability card, lineage envelopes). */
-  readonly issuer: string
-  /** The node's signed capability card, agent card and JWKS. */
-  readonly identity: NodeIdentity
-  readonly publicBaseUrl: string
+export interface AppDeps extends ServiceDeps {
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
   readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
   readonly validateResponses?: boolean
-  readonly clock?: Clock
-  readonly ids?: Ids
-  readonly attestor?: Attestor
   readonly logger?: Logger
-  readonly taskObservers?: readonly TaskObserver[]
-  readonly inboundGates?: readonly InboundGate[]
   /** IP allowlist and trusted proxies; none by default. */
   readonly network?: NetworkOptions
   /** Per-bucket limiters (absent bucket = unlimited). */
@@ -57,14 +33,7 @@ export interface AppDeps {
 
 export interface App {
   readonly express: Express
-  readonly services: {
-    readonly tasks: TaskService
-    readonly a2a: A2AService
-    readonly inbound: InboundService
-    readonly health: HealthService
-    readonly audit: AuditTrail
-    readonly lineage: LineageService
-  }
+  readonly services: Services
 }
 
 const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
@@ -83,25 +52,9 @@ const rawBodyForV0: RequestHandler[] = [
 /** Builds the Express application without listening: the caller decides where (tests use port 0). */
 export function createApp(deps: AppDeps): App {
   const contract = loadContract()
-  const clock = deps.clock ?? systemClock
-  const ids = deps.ids ?? randomIds
   const logger = deps.logger ?? silentLogger
-  const audit = new AuditTrail({ key: deps.auditKey, clock })
-  const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
-  const observers: TaskObserver[] = [audit, ...(deps.taskObservers ?? [])]
-  const tasks = new TaskService({ store: deps.store, clock, ids, observers })
-  const a2a = new A2AService({
-    store: deps.store,
-    clock,
-    ids,
-    tasks,
-    attestor: deps.attestor ?? noAttestation,
-    publicBaseUrl: deps.publicBaseUrl,
-    artifactObservers: [audit],
-  })
-  observers.push(a2a)
-  const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates: deps.inboundGates ?? [] })
-  const health = new HealthService(deps.store, clock)
+  const services = createServices(deps)
+  const { tasks, a2a, inbound, health, lineage } = services
 
   const app = express()
   app.disable('x-powered-by')
@@ -134,5 +87,5 @@ export function createApp(deps: AppDeps): App {
     throw new AppError('not_found', 'Not Found')
   })
   app.use(problemHandler({ document: contract.document, log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
-  return { express: app, services: { tasks, a2a, inbound, health, audit, lineage } }
+  return { express: app, services }
 }

@@ -19,6 +19,8 @@ export interface InboundTaskRequest {
   readonly task: { readonly id: string; readonly message: string; readonly role: string }
   /** The whole body, for extensions such as the `bernstein.lineage_v2` envelope. */
   readonly body: Readonly<Record<string, unknown>>
+  /** The body text as received: the envelope's digest is recomputed from a lossless parse of it. */
+  readonly raw: string
 }
 
 export interface InboundAccepted {
@@ -70,7 +72,7 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   if (message.length > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
   const role = task['role'] ?? 'backend'
   if (typeof role !== 'string' || role.length > 1000) throw rejected("Invalid 'task.role'")
-  return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body }
+  return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body, raw }
 }
 
 /** `str(exc)` of the `json.JSONDecodeError` Bernstein's `request.json()` raises for the same text. */

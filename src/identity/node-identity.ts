@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
+import { type PyObject, parsePythonJson } from '../canonical/python-json.js'
 import { agentCardBytes, signAgentCard } from '../agent-card/index.js'
 import { issueCapabilityCard } from '../cards/issue-capability-card.js'
 import { parseCardFile, serializeCardFile } from '../cards/card-file.js'
 import type { CardPolicies, SignedCapabilityCard } from '../cards/capability-card.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
+import { type Metrics, noMetrics } from '../metrics.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import { type NodeKeys, nodeJwks } from './node-keys.js'
@@ -43,15 +45,17 @@ export class NodeIdentity {
   readonly #keys: NodeKeys
   readonly #profile: NodeProfile
   readonly #clock: Clock
+  readonly #metrics: Metrics
   #card: { signed: SignedCapabilityCard; document: ServedDocument } | undefined
   #agentCard: { forCard: string; document: ServedDocument } | undefined
   readonly #jwks: ServedDocument
 
-  constructor(store: Store, keys: NodeKeys, profile: NodeProfile, clock: Clock) {
+  constructor(store: Store, keys: NodeKeys, profile: NodeProfile, clock: Clock, metrics: Metrics = noMetrics) {
     this.#store = store
     this.#keys = keys
     this.#profile = profile
     this.#clock = clock
+    this.#metrics = metrics
     this.#jwks = served(JSON.stringify(nodeJwks(keys)))
   }
 
@@ -86,12 +90,27 @@ export class NodeIdentity {
         privateKey: this.#keys.capabilityCard.privateKey,
         now: Math.floor(this.#clock.now()),
       })
+      this.#metrics.signatureMade('capability_card')
       const text = serializeCardFile(signed)
       await repos.documents.put({ name: CAPABILITY_CARD, body: text, keyFingerprint: fingerprint, expiresAt: signed.card.expires_at })
       return text
     })
     this.#card = { signed: parseCardFile(body), document: served(body) }
     return this.#card
+  }
+
+  /** This node as a v0.1 sender card for `/a2a/v0/tasks`, carrying the signed capability card file object. */
+  async senderCard(): Promise<PyObject> {
+    const { document } = await this.capabilityCard()
+    return {
+      name: this.#profile.issuer,
+      description: this.#profile.description,
+      capabilities: [...this.#profile.tools],
+      endpoint: this.#profile.publicBaseUrl,
+      provider: 'bernstein',
+      protocol_version: '0.1',
+      capability_card: parsePythonJson(document.bytes.toString('utf8')),
+    }
   }
 
   /** Bernstein's signed v1.0 agent card (§6.2-6.3), re-signed whenever the embedded capability card changes. */
@@ -142,6 +161,7 @@ export class NodeIdentity {
       capabilityCard: { alg: signed.alg, card: signed.card, signature: signed.signature },
     }
     const card = await signAgentCard(payload, { kid: this.#keys.agentCard.kid, privateKey: this.#keys.agentCard.privateKey })
+    this.#metrics.signatureMade('agent_card')
     this.#agentCard = { forCard: document.etag, document: served(agentCardBytes(card)) }
     return this.#agentCard.document
   }

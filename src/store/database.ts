@@ -118,7 +118,31 @@ export interface NodeDocumentTable {
   expires_at: number
 }
 
+export interface FederationLedgerTable {
+  id: string
+  tenant_id: string
+  peer_url: string
+  local_task_id: string
+  remote_id: string | null
+  remote_task_id: string | null
+  remote_a2a_task_id: string | null
+  status: string
+  attempts: number
+  last_error: string | null
+  peer_issuer: string | null
+  peer_fingerprint: string | null
+  peer_jwks: string | null
+  message: string
+  role: string
+  result: string | null
+  created_at: number
+  updated_at: number
+  next_poll_at: number | null
+  polls: number
+}
+
 export interface Database {
+  federation_ledger: FederationLedgerTable
   node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable
   chain_entries: ChainEntryTable

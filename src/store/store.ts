@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { ChainRepository } from './chain.repository.js'
 import { DocumentRepository } from './document.repository.js'
+import { FederationRepository } from './federation.repository.js'
 import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
@@ -14,6 +15,7 @@ export interface Repositories {
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
   readonly documents: DocumentRepository
+  readonly federation: FederationRepository
 }
 
 /**
@@ -30,7 +32,7 @@ export class Store {
   }
 
   static #bind(db: Connection['db'], engine: Engine): Repositories {
-    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine), documents: new DocumentRepository(db, engine) }
+    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine), documents: new DocumentRepository(db, engine), federation: new FederationRepository(db) }
   }
 
   get engine(): Engine {

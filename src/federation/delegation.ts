@@ -1,0 +1,33 @@
+export const DELEGATION_STATUSES = ['pending', 'sent', 'accepted', 'in_progress', 'completed', 'failed', 'rejected'] as const
+export type DelegationStatus = (typeof DELEGATION_STATUSES)[number]
+
+/** One outbound delegation as the ledger keeps it. */
+export interface Delegation {
+  readonly id: string
+  readonly tenantId: string
+  readonly peerUrl: string
+  readonly localTaskId: string
+  /** The peer's federated id (its v0 answer's `id`). */
+  readonly remoteId: string | null
+  /** The id we offered as `task.id` (the peer's idempotency key). */
+  readonly remoteTaskId: string | null
+  /** The peer's A2A task, followed with `GET /a2a/tasks/{id}`. */
+  readonly remoteA2ATaskId: string | null
+  readonly status: DelegationStatus
+  readonly attempts: number
+  readonly lastError: string | null
+  readonly peerIssuer: string | null
+  readonly peerFingerprint: string | null
+  /** The peer's JWKS as fetched when the card was accepted: its receipt key is pinned from here. */
+  readonly peerJwks: string | null
+  readonly message: string
+  readonly role: string
+  readonly result: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly nextPollAt: number | null
+  readonly polls: number
+}
+
+/** Still moving: the follower polls these. */
+export const FOLLOWED_STATUSES: ReadonlySet<DelegationStatus> = new Set(['accepted', 'in_progress'])

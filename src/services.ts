@@ -1,0 +1,96 @@
+import { A2AService } from './a2a/a2a.service.js'
+import { type Attestor, noAttestation } from './a2a/attestation.js'
+import { AuditTrail } from './audit/audit-trail.js'
+import { LineageService } from './audit/lineage.service.js'
+import { DelegationService } from './federation/delegation.service.js'
+import { type InboundTrustOptions, InboundTrustGate } from './federation/inbound-trust.js'
+import { type InboundGate, InboundService } from './federation/inbound.service.js'
+import type { RetryPolicy } from './federation/peer-http.js'
+import { HealthService } from './health/health.service.js'
+import type { NodeIdentity } from './identity/node-identity.js'
+import { type Clock, type Ids, randomIds, systemClock } from './runtime.js'
+import type { Store } from './store/store.js'
+import { TaskService } from './tasks/task.service.js'
+import type { TaskObserver } from './tasks/task-events.js'
+
+export interface ServiceDeps {
+  readonly store: Store
+  /** The operator HMAC key of the tracker-audit chain (the ASCII bytes of `audit.key`). */
+  readonly auditKey: Uint8Array
+  /** This node's issuer name (capability card, lineage envelopes). */
+  readonly issuer: string
+  /** The node's signed capability card, agent card and JWKS. */
+  readonly identity: NodeIdentity
+  readonly publicBaseUrl: string
+  readonly clock?: Clock
+  readonly ids?: Ids
+  readonly attestor?: Attestor
+  readonly taskObservers?: readonly TaskObserver[]
+  readonly inboundGates?: readonly InboundGate[]
+  /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
+  readonly inboundTrust?: InboundTrustOptions
+  /** Outbound federation: tokens towards peers (never stored), `fetch`, retries. */
+  readonly federation?: {
+    readonly peerToken?: (peerUrl: string) => string | null
+    readonly fetch?: typeof globalThis.fetch
+    readonly sleep?: (ms: number) => Promise<void>
+    readonly retry?: RetryPolicy
+    readonly pollBaseMs?: number
+    readonly pollMaxMs?: number
+  }
+}
+
+export interface Services {
+  readonly tasks: TaskService
+  readonly a2a: A2AService
+  readonly inbound: InboundService
+  readonly health: HealthService
+  readonly audit: AuditTrail
+  readonly lineage: LineageService
+  readonly delegation: DelegationService
+}
+
+/** Wires the domain services over one store. Used by the HTTP app and by CLI commands that act on a node. */
+export function createServices(deps: ServiceDeps): Services {
+  const clock = deps.clock ?? systemClock
+  const ids = deps.ids ?? randomIds
+  const audit = new AuditTrail({ key: deps.auditKey, clock })
+  const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
+  const observers: TaskObserver[] = [audit, ...(deps.taskObservers ?? [])]
+  const tasks = new TaskService({ store: deps.store, clock, ids, observers })
+  const a2a = new A2AService({
+    store: deps.store,
+    clock,
+    ids,
+    tasks,
+    attestor: deps.attestor ?? noAttestation,
+    publicBaseUrl: deps.publicBaseUrl,
+    artifactObservers: [audit],
+  })
+  observers.push(a2a)
+  const gates: InboundGate[] = [
+    new InboundTrustGate(deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }, audit, clock),
+    ...(deps.inboundGates ?? []),
+  ]
+  const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates })
+  const health = new HealthService(deps.store, clock)
+  const federation = deps.federation ?? {}
+  const delegation = new DelegationService({
+    store: deps.store,
+    clock,
+    ids,
+    tasks,
+    lineage,
+    senderCard: () => deps.identity.senderCard(),
+    peerToken: federation.peerToken ?? (() => null),
+    ...(federation.fetch && { fetch: federation.fetch }),
+    ...(federation.sleep && { sleep: federation.sleep }),
+    ...(federation.retry && { retry: federation.retry }),
+    ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
+    ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
+  })
+  return { tasks, a2a, inbound, health, audit, lineage, delegation }
+}
+
+/** Requirements that every ranked card meets: used when the operator sets none. */
+export const OPEN_REQUIREMENTS = Object.freeze({ maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' })

@@ -1,0 +1,108 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { Delegation, DelegationStatus } from '../federation/delegation.js'
+import type { Database, FederationLedgerTable } from './database.js'
+
+function rowToDelegation(row: Selectable<FederationLedgerTable>): Delegation {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    peerUrl: row.peer_url,
+    localTaskId: row.local_task_id,
+    remoteId: row.remote_id,
+    remoteTaskId: row.remote_task_id,
+    remoteA2ATaskId: row.remote_a2a_task_id,
+    status: row.status as DelegationStatus,
+    attempts: Number(row.attempts),
+    lastError: row.last_error,
+    peerIssuer: row.peer_issuer,
+    peerFingerprint: row.peer_fingerprint,
+    peerJwks: row.peer_jwks,
+    message: row.message,
+    role: row.role,
+    result: row.result,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    nextPollAt: row.next_poll_at === null ? null : Number(row.next_poll_at),
+    polls: Number(row.polls),
+  }
+}
+
+function delegationToRow(d: Delegation): Selectable<FederationLedgerTable> {
+  return {
+    id: d.id,
+    tenant_id: d.tenantId,
+    peer_url: d.peerUrl,
+    local_task_id: d.localTaskId,
+    remote_id: d.remoteId,
+    remote_task_id: d.remoteTaskId,
+    remote_a2a_task_id: d.remoteA2ATaskId,
+    status: d.status,
+    attempts: d.attempts,
+    last_error: d.lastError,
+    peer_issuer: d.peerIssuer,
+    peer_fingerprint: d.peerFingerprint,
+    peer_jwks: d.peerJwks,
+    message: d.message,
+    role: d.role,
+    result: d.result,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+    next_poll_at: d.nextPollAt,
+    polls: d.polls,
+  }
+}
+
+export class FederationRepository {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  /** Inserts unless (tenant, peer, local task) exists; returns the stored row either way. */
+  async insertOrGet(d: Delegation): Promise<Delegation> {
+    await this.#db
+      .insertInto('federation_ledger')
+      .values(delegationToRow(d))
+      .onConflict((oc) => oc.columns(['tenant_id', 'peer_url', 'local_task_id']).doNothing())
+      .execute()
+    const row = await this.#db
+      .selectFrom('federation_ledger')
+      .selectAll()
+      .where('tenant_id', '=', d.tenantId)
+      .where('peer_url', '=', d.peerUrl)
+      .where('local_task_id', '=', d.localTaskId)
+      .executeTakeFirstOrThrow()
+    return rowToDelegation(row)
+  }
+
+  async save(d: Delegation): Promise<void> {
+    const { id, ...rest } = delegationToRow(d)
+    await this.#db.updateTable('federation_ledger').set(rest).where('id', '=', id).execute()
+  }
+
+  async get(id: string): Promise<Delegation | undefined> {
+    const row = await this.#db.selectFrom('federation_ledger').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && rowToDelegation(row)
+  }
+
+  async list(tenantId?: string): Promise<Delegation[]> {
+    let q = this.#db.selectFrom('federation_ledger').selectAll()
+    if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId)
+    const rows = await q.orderBy('created_at', 'asc').execute()
+    return rows.map(rowToDelegation)
+  }
+
+  /** Delegations the follower should poll now. */
+  async due(now: number, limit = 50): Promise<Delegation[]> {
+    const rows = await this.#db
+      .selectFrom('federation_ledger')
+      .selectAll()
+      .where('status', 'in', ['accepted', 'in_progress'])
+      .where((eb) => eb.or([eb('next_poll_at', 'is', null), eb('next_poll_at', '<=', now)]))
+      .orderBy('next_poll_at', 'asc')
+      .limit(limit)
+      .execute()
+    return rows.map(rowToDelegation)
+  }
+}
