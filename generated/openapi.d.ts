@@ -461,6 +461,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Interactive API reference
+         * @description Swagger UI rendered from this document (`/openapi.json`); its assets are served from `/docs/assets/`, no CDN.
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus text exposition: requests by operationId and status, latency by operationId, tasks by status, signatures made and verified, tracker-audit and receipt spine lengths, process metrics. Needs the operator token or `BERNSTEIN_METRICS_TOKEN` (which grants nothing else); agent tokens get 403.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks": {
         parameters: {
             query?: never;
@@ -1135,6 +1175,33 @@ export interface components {
             /** @example 1700086400 */
             expires_at: number;
         };
+        /**
+         * @example {
+         *       "alg": "EdDSA",
+         *       "card": {
+         *         "schema_version": "1",
+         *         "issuer": "acme-orch",
+         *         "name": "bernstein-orchestrator",
+         *         "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
+         *         "advertised_tools": [
+         *           "task_orchestration",
+         *           "agent_spawning",
+         *           "code_review",
+         *           "a2a_message"
+         *         ],
+         *         "policies": {
+         *           "cost_cap_usd": 12.5,
+         *           "redaction_tier": "standard",
+         *           "sandbox_profile": "container"
+         *         },
+         *         "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA90A0/tCdrPN5UVRVSLJS0tPKdczaFdzRhoeYtlC1hjw=\n-----END PUBLIC KEY-----\n",
+         *         "kid": "a2a-acme-orch",
+         *         "created_at": 1796015123,
+         *         "expires_at": 1796101523
+         *       },
+         *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6ImEyYS1hY21lLW9yY2giLCJ0eXAiOiJhMmEtY2FwYWJpbGl0eStqd3MifQ..4c3gUJ366g60IodMsKgVkP01Qd5iUm-KQ_-34eiQtCkonMaW5TWzcQ6qTli2LaIoMc8mZ_hsA7D_0ZoYNWybDg"
+         *     }
+         */
         SignedCapabilityCard: {
             /** @enum {string} */
             alg: "EdDSA";
@@ -1178,6 +1245,28 @@ export interface components {
             kid: string;
             x: string;
         };
+        /**
+         * @example {
+         *       "keys": [
+         *         {
+         *           "kty": "OKP",
+         *           "crv": "Ed25519",
+         *           "alg": "EdDSA",
+         *           "use": "sig",
+         *           "kid": "agent-bernstein-orchestrator-4d9b1e3c5876f709",
+         *           "x": "KeV9gALZKebfG7U9fV5Ciy9raE3Gks-YayzZT9ScLRc"
+         *         },
+         *         {
+         *           "kty": "OKP",
+         *           "crv": "Ed25519",
+         *           "alg": "EdDSA",
+         *           "use": "sig",
+         *           "kid": "a2a-server-lineage-e6fe2e4964e5c51c",
+         *           "x": "6i5nGTq4fxzoTZiPdZRQI97d_l5ezZXrzcMsQeVCgV8"
+         *         }
+         *       ]
+         *     }
+         */
         Jwks: {
             keys: components["schemas"]["Jwk"][];
         };
@@ -1191,16 +1280,73 @@ export interface components {
             /** @description The canonical JSON line (without its trailing newline) */
             line: string;
         };
+        /**
+         * @example {
+         *       "entries": [
+         *         {
+         *           "position": 1,
+         *           "entry_hash": "sha256:fbce78c4225179f2e268a6f4655b14e2f91ec940cb13e35ff6ac5128a107c517",
+         *           "ticket_id": "bef02dc4d67a",
+         *           "tracker_name": "bernstein",
+         *           "line": "{\"action\":\"transition\",\"actor\":{\"model\":\"none\",\"role\":\"backend\",\"session_id\":\"peer-agent@globex\"},\"cost_usd\":0.0,\"entry_hash\":\"sha256:fbce78c4225179f2e268a6f4655b14e2f91ec940cb13e35ff6ac5128a107c517\",\"etag_after\":\"open@1\",\"etag_before\":null,\"failure_category\":null,\"failure_detail\":null,\"id\":\"01a22ad7dc417042ac67de00f92c327a\",\"idempotency_key\":\"bef02dc4d67a@1\",\"input_prompt_hash\":\"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"lifecycle_event_id\":null,\"output_blob_hash\":\"sha256:90199a88cb151e057517c57d7322f3246d20c3ba848d94687074e872ddd45dee\",\"prev_entry_hash\":\"sha256:0000000000000000000000000000000000000000000000000000000000000000\",\"schema_version\":1,\"signature\":\"f43a9712c8bd38becbd1e7deb4f5558feb22f0bf79dbceac93f1e8b6b4928f5f\",\"ticket_id\":\"bef02dc4d67a\",\"tokens_in\":0,\"tokens_out\":0,\"tracker_name\":\"bernstein\",\"ts_ns\":1796015119425916370}"
+         *         }
+         *       ],
+         *       "next_cursor": "1"
+         *     }
+         */
         TrackerAuditPage: {
             entries: components["schemas"]["TrackerAuditLine"][];
             next_cursor: string | null;
         };
+        /**
+         * @example {
+         *       "ok": true,
+         *       "entries": 6,
+         *       "failure": null
+         *     }
+         */
         ChainVerification: {
             ok: boolean;
             entries: number;
             /** @example null */
             failure: string | null;
         };
+        /**
+         * @example {
+         *       "schema_version": 1,
+         *       "source_issuer": "acme-orch",
+         *       "chain_digest": "sha256:31c25988bc59cfe1a89944bb94510495cb3a3c9dae7da54535f835b481caa388",
+         *       "entries": [
+         *         {
+         *           "action": "transition",
+         *           "actor": {
+         *             "model": "none",
+         *             "role": "backend",
+         *             "session_id": "peer-agent@globex"
+         *           },
+         *           "cost_usd": 0,
+         *           "entry_hash": "sha256:fbce78c4225179f2e268a6f4655b14e2f91ec940cb13e35ff6ac5128a107c517",
+         *           "etag_after": "open@1",
+         *           "etag_before": null,
+         *           "failure_category": null,
+         *           "failure_detail": null,
+         *           "id": "01a22ad7dc417042ac67de00f92c327a",
+         *           "idempotency_key": "bef02dc4d67a@1",
+         *           "input_prompt_hash": "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+         *           "lifecycle_event_id": null,
+         *           "output_blob_hash": "sha256:90199a88cb151e057517c57d7322f3246d20c3ba848d94687074e872ddd45dee",
+         *           "prev_entry_hash": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+         *           "schema_version": 1,
+         *           "signature": "f43a9712c8bd38becbd1e7deb4f5558feb22f0bf79dbceac93f1e8b6b4928f5f",
+         *           "ticket_id": "bef02dc4d67a",
+         *           "tokens_in": 0,
+         *           "tokens_out": 0,
+         *           "tracker_name": "bernstein",
+         *           "ts_ns": 1796015119425916400
+         *         }
+         *       ]
+         *     }
+         */
         LineageEnvelope: {
             /** @enum {integer} */
             schema_version: 1;
@@ -1214,6 +1360,11 @@ export interface components {
         /**
          * A2ATaskSendRequest
          * @description Body for POST /a2a/tasks/send - receive a task from an external A2A agent.
+         * @example {
+         *       "sender": "peer-agent@globex",
+         *       "message": "Fix the flaky login test in auth/login.spec.ts",
+         *       "role": "backend"
+         *     }
          */
         A2ATaskSendRequest: {
             /** Sender */
@@ -1229,6 +1380,17 @@ export interface components {
         /**
          * A2AMessageResponse
          * @description Serialized A2A message returned by Bernstein endpoints.
+         * @example {
+         *       "id": "f911f7871127",
+         *       "sender": "peer-agent@globex",
+         *       "recipient": "bernstein",
+         *       "content": "The flake only shows up under load",
+         *       "task_id": "bef02dc4d67a",
+         *       "direction": "inbound",
+         *       "delivered": true,
+         *       "external_endpoint": null,
+         *       "created_at": 1796015122.624
+         *     }
          */
         A2AMessageResponse: {
             /** Id */
@@ -1257,6 +1419,19 @@ export interface components {
          *     The A2A v1.0 card served at ``/.well-known/agent.json`` is built and
          *     signed in :mod:`bernstein.core.routes.well_known` and does not use this
          *     model.
+         * @example {
+         *       "name": "bernstein-orchestrator",
+         *       "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
+         *       "capabilities": [
+         *         "task_orchestration",
+         *         "agent_spawning",
+         *         "code_review",
+         *         "a2a_message"
+         *       ],
+         *       "protocol_version": "0.1",
+         *       "endpoint": "http://127.0.0.1:8052/a2a",
+         *       "provider": "bernstein"
+         *     }
          */
         A2AAgentCardResponse: {
             /** Name */
@@ -1275,6 +1450,12 @@ export interface components {
         /**
          * A2AMessageRequest
          * @description Body for POST /a2a/message.
+         * @example {
+         *       "sender": "peer-agent@globex",
+         *       "recipient": "bernstein",
+         *       "content": "The flake only shows up under load",
+         *       "task_id": "bef02dc4d67a"
+         *     }
          */
         A2AMessageRequest: {
             /** Sender */
@@ -1286,7 +1467,21 @@ export interface components {
             /** Task Id */
             task_id: string;
         };
-        /** HTTPValidationError */
+        /**
+         * HTTPValidationError
+         * @example {
+         *       "detail": [
+         *         {
+         *           "loc": [
+         *             "body",
+         *             "message"
+         *           ],
+         *           "msg": "Field required",
+         *           "type": "missing"
+         *         }
+         *       ]
+         *     }
+         */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
@@ -1307,6 +1502,11 @@ export interface components {
         /**
          * A2AArtifactRequest
          * @description Body for POST /a2a/tasks/{id}/artifacts - attach an artifact.
+         * @example {
+         *       "name": "patch.diff",
+         *       "data": "--- a/auth/login.ts\n+++ b/auth/login.ts\n",
+         *       "content_type": "text/x-diff"
+         *     }
          */
         A2AArtifactRequest: {
             /** Name */
@@ -1332,6 +1532,50 @@ export interface components {
          *     node could not provision receipt key material - an absent receipt means
          *     "unattested", which a caller should treat as unverified rather than
          *     trusted.
+         * @example {
+         *       "id": "86f058fff939",
+         *       "bernstein_task_id": "bef02dc4d67a",
+         *       "sender": "peer-agent@globex",
+         *       "message": "Fix the flaky login test in auth/login.spec.ts",
+         *       "status": "completed",
+         *       "artifacts": [
+         *         {
+         *           "name": "result",
+         *           "content_type": "text/plain",
+         *           "data": "fixed the race in login()",
+         *           "created_at": 1796015121.393
+         *         },
+         *         {
+         *           "name": "patch.diff",
+         *           "content_type": "text/x-diff",
+         *           "data": "--- a/auth/login.ts\n+++ b/auth/login.ts\n",
+         *           "created_at": 1796015122.045
+         *         }
+         *       ],
+         *       "created_at": 1796015119.401,
+         *       "updated_at": 1796015122.045,
+         *       "receipt": {
+         *         "schema_version": 1,
+         *         "task_id": "86f058fff939",
+         *         "artefact_path": ".sdd/a2a/responses/86f058fff939.json",
+         *         "content_hash": "sha256:5660afb178940e1ceaaad1be7fa4e2ca18368e2a144ac468b7b2ff61eec3f2a6",
+         *         "entry_hash": "sha256:038a417c17b1811a6baae53926b992442029942f54ba68c2bbe277b4ab095cb6",
+         *         "operator_hmac": "5322c14fa2c0d3ee9bc5ac49f6a17db8f033cb75bbf3873f4d23316262786281",
+         *         "kid": "a2a-server-lineage-e6fe2e4964e5c51c",
+         *         "head_signature": {
+         *           "alg": "EdDSA",
+         *           "key_id": "a2a-server-lineage-e6fe2e4964e5c51c",
+         *           "public_key_jwk": {
+         *             "kty": "OKP",
+         *             "crv": "Ed25519",
+         *             "alg": "EdDSA",
+         *             "x": "6i5nGTq4fxzoTZiPdZRQI97d_l5ezZXrzcMsQeVCgV8",
+         *             "kid": "a2a-server-lineage-e6fe2e4964e5c51c"
+         *           },
+         *           "signature_b64": "ElEj2jzv9UkJkWiXIwxlTDJ9+ma+WvXnLH9Mc4S6SLFdPWx2NacOUXRjnrVUBYmVZ7Xern6sHUaVB9Fcv2xiDA=="
+         *         }
+         *       }
+         *     }
          */
         A2ATaskResponse: {
             /** Id */
@@ -1358,6 +1602,12 @@ export interface components {
         /**
          * A2AArtifactResponse
          * @description Single artifact in responses.
+         * @example {
+         *       "name": "patch.diff",
+         *       "content_type": "text/x-diff",
+         *       "data": "--- a/auth/login.ts\n+++ b/auth/login.ts\n",
+         *       "created_at": 1796015122.045
+         *     }
          */
         A2AArtifactResponse: {
             /** Name */
@@ -1369,6 +1619,11 @@ export interface components {
             /** Created At */
             created_at: number;
         };
+        /**
+         * @example {
+         *       "detail": "Task 'bef02dc4d67a' not found"
+         *     }
+         */
         ErrorDetail: {
             detail: string;
             bucket?: string;
@@ -1385,6 +1640,22 @@ export interface components {
             /** @example /docs */
             docs: string;
         };
+        /**
+         * @example {
+         *       "status": "ok",
+         *       "uptime_s": 3600.25,
+         *       "memory_mb": 84.2,
+         *       "restart_count": 0,
+         *       "is_readonly": false,
+         *       "task_count": 1,
+         *       "agent_count": 0,
+         *       "task_queue_depth": 0,
+         *       "components": {
+         *         "database": "ok",
+         *         "engine": "sqlite"
+         *       }
+         *     }
+         */
         HealthResponse: {
             /** @enum {string} */
             status: "ok" | "degraded";
@@ -1411,12 +1682,23 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /**
+         * @example {
+         *       "status": "ready",
+         *       "reason": "database reachable"
+         *     }
+         */
         ReadinessResponse: {
             /** @enum {string} */
             status: "ready" | "not_ready";
             /** @example database reachable */
             reason: string;
         };
+        /**
+         * @example {
+         *       "status": "alive"
+         *     }
+         */
         LivenessResponse: {
             /** @enum {string} */
             status: "alive";
@@ -1431,6 +1713,41 @@ export interface components {
             /** @example 40 */
             percent: number;
         };
+        /**
+         * @example {
+         *       "id": "bef02dc4d67a",
+         *       "title": "[A2A] Fix the flaky login test in auth/login.spec.ts",
+         *       "description": "Fix the flaky login test in auth/login.spec.ts",
+         *       "role": "backend",
+         *       "priority": 2,
+         *       "scope": "medium",
+         *       "complexity": "medium",
+         *       "estimated_minutes": 45,
+         *       "status": "done",
+         *       "task_type": "standard",
+         *       "depends_on": [],
+         *       "parent_task_id": null,
+         *       "owned_files": [],
+         *       "assigned_agent": "worker-1",
+         *       "result_summary": "fixed the race in login()",
+         *       "terminal_reason": null,
+         *       "tenant_id": "default",
+         *       "metadata": {},
+         *       "created_at": 1796015119.401,
+         *       "updated_at": 1796015121.393,
+         *       "claimed_at": 1796015120.178,
+         *       "completed_at": 1796015121.393,
+         *       "closed_at": null,
+         *       "progress_log": [
+         *         {
+         *           "timestamp": 1796015120.724,
+         *           "message": "reproduced the race",
+         *           "percent": 30
+         *         }
+         *       ],
+         *       "version": 4
+         *     }
+         */
         Task: {
             /** @example 3f9c2a7b1d04 */
             id: string;
@@ -1472,10 +1789,59 @@ export interface components {
             /** @example 1 */
             version: number;
         };
+        /**
+         * @example {
+         *       "tasks": [
+         *         {
+         *           "id": "bef02dc4d67a",
+         *           "title": "[A2A] Fix the flaky login test in auth/login.spec.ts",
+         *           "description": "Fix the flaky login test in auth/login.spec.ts",
+         *           "role": "backend",
+         *           "priority": 2,
+         *           "scope": "medium",
+         *           "complexity": "medium",
+         *           "estimated_minutes": 45,
+         *           "status": "done",
+         *           "task_type": "standard",
+         *           "depends_on": [],
+         *           "parent_task_id": null,
+         *           "owned_files": [],
+         *           "assigned_agent": "worker-1",
+         *           "result_summary": "fixed the race in login()",
+         *           "terminal_reason": null,
+         *           "tenant_id": "default",
+         *           "metadata": {},
+         *           "created_at": 1796015119.401,
+         *           "updated_at": 1796015121.393,
+         *           "claimed_at": 1796015120.178,
+         *           "completed_at": 1796015121.393,
+         *           "closed_at": null,
+         *           "progress_log": [
+         *             {
+         *               "timestamp": 1796015120.724,
+         *               "message": "reproduced the race",
+         *               "percent": 30
+         *             }
+         *           ],
+         *           "version": 4
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
         TaskPage: {
             tasks: components["schemas"]["Task"][];
             next_cursor: string | null;
         };
+        /**
+         * @example {
+         *       "title": "Add a health check",
+         *       "description": "GET /health answers 200 with the database status",
+         *       "role": "backend",
+         *       "priority": 2,
+         *       "scope": "small"
+         *     }
+         */
         TaskCreate: {
             /** @example Add a health check */
             title: string;
@@ -1950,6 +2316,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Our federated id for this delegation */
+                        id: string;
+                        /** @description The id the delegator offered (its idempotency key) */
+                        remote_task_id: string;
+                        /** @enum {string} */
+                        status: "accepted";
+                        peer_name: string;
+                        /** @description The linked Bernstein task on this node */
+                        task_id: string;
+                        /** @description The A2A task to follow with GET /a2a/tasks/{a2a_task_id} (its receipt attests completion) */
+                        a2a_task_id: string;
+                    } & {
                         [key: string]: unknown;
                     };
                 };
@@ -2231,6 +2609,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Our federated id for this delegation */
+                        id: string;
+                        /** @description The id the delegator offered (its idempotency key) */
+                        remote_task_id: string;
+                        /** @enum {string} */
+                        status: "accepted";
+                        peer_name: string;
+                        /** @description The linked Bernstein task on this node */
+                        task_id: string;
+                        /** @description The A2A task to follow with GET /a2a/tasks/{a2a_task_id} (its receipt attests completion) */
+                        a2a_task_id: string;
+                    } & {
                         [key: string]: unknown;
                     };
                 };
@@ -2439,6 +2829,55 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API reference page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics in the Prometheus text format 0.0.4 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # HELP bernstein_tasks Tasks by status (all tenants), read from the database at scrape time
+                     *     # TYPE bernstein_tasks gauge
+                     *     bernstein_tasks{status="open"} 3
+                     */
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
         };
     };
     listTasks: {

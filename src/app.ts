@@ -1,6 +1,6 @@
 import express, { type Express, type RequestHandler } from 'express'
 import * as OpenApiValidator from 'express-openapi-validator'
-import helmet from 'helmet'
+import type { Registry } from 'prom-client'
 import { a2aRoutes } from './a2a/a2a.handlers.js'
 import { lineageRoutes } from './audit/lineage.handlers.js'
 import { AppError } from './errors.js'
@@ -8,6 +8,10 @@ import { identityRoutes } from './identity/identity.handlers.js'
 import { inboundRoutes } from './federation/inbound.handlers.js'
 import { healthRoutes } from './health/health.handlers.js'
 import { authenticate } from './http/auth.js'
+import { docsAssets, docsRoutes, DOCS_ASSETS, securityHeaders } from './http/docs.js'
+import { metricsRoutes, PrometheusMetrics } from './http/metrics.js'
+import { OperationIndex } from './http/operation-index.js'
+import { requestLog } from './http/request-log.js'
 import { authorize } from './http/authorize.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
@@ -29,11 +33,14 @@ export interface AppDeps extends ServiceDeps {
   /** Per-bucket limiters (absent bucket = unlimited). */
   readonly rateLimiters?: Readonly<Partial<Record<Bucket, BucketLimiter>>>
   readonly rateLimitLoopback?: boolean
+  /** Where `GET /metrics` series live (a fresh registry when absent; never prom-client's global one). */
+  readonly metricsRegistry?: Registry
 }
 
 export interface App {
   readonly express: Express
   readonly services: Services
+  readonly metrics: PrometheusMetrics
 }
 
 const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
@@ -56,15 +63,22 @@ export function createApp(deps: AppDeps): App {
   const services = createServices(deps)
   const { tasks, a2a, inbound, health, lineage } = services
 
+  const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
+  metrics.observeStore(deps.store)
+
   const app = express()
   app.disable('x-powered-by')
   app.set('trust proxy', false)
-  app.use(helmet())
+  // First, so that every response carries X-Request-Id and every request is logged and counted, refusals included.
+  app.use(requestLog({ logger, operations: new OperationIndex(contract.document), onFinish: (record) => metrics.observeRequest(record) }))
+  app.use(securityHeaders())
   // Order matters: the network and the credential are checked before anything about limits or bodies is revealed.
   app.use(networkGuard(deps.network ?? { allowedIps: [], trustedProxyIps: [] }))
   app.use(authenticate({ resolveToken: deps.resolveToken }))
   app.use(authorize())
   app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))
+  // Static files of the API reference: public, and not operations of the contract, so served before the validator.
+  app.use(DOCS_ASSETS, docsAssets())
   app.use(V0_PATHS, ...rawBodyForV0)
   app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
   app.use(
@@ -78,7 +92,7 @@ export function createApp(deps: AppDeps): App {
     }),
   )
 
-  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity)]
+  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
   for (const r of routes) {
     app[r.method](expressPath(r.path), r.handler)
     if (contract.document.paths['/api/v1' + r.path]) app[r.method]('/api/v1' + expressPath(r.path), r.handler)
@@ -87,5 +101,5 @@ export function createApp(deps: AppDeps): App {
     throw new AppError('not_found', 'Not Found')
   })
   app.use(problemHandler({ document: contract.document, log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
-  return { express: app, services }
+  return { express: app, services, metrics }
 }

@@ -17,6 +17,8 @@ export interface Config {
   readonly publicBaseUrl: string
   readonly authToken: string | null
   readonly authDisabled: boolean
+  /** A token that reads `GET /metrics` and nothing else (for a Prometheus scraper); null when unset. */
+  readonly metricsToken: string | null
   readonly databaseUrl: string | null
   readonly sqliteSynchronous: SqliteSynchronous
   readonly validateResponses: boolean
@@ -138,6 +140,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const publicBaseUrl = baseUrl(env, 'BERNSTEIN_PUBLIC_BASE_URL', `http://${urlHost}:${listenPort}`)
   const authToken = env['BERNSTEIN_AUTH_TOKEN']?.trim() || null
   if (authToken !== null && authToken.length < 16) throw new ConfigError('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
+  const metricsToken = env['BERNSTEIN_METRICS_TOKEN']?.trim() || null
+  if (metricsToken !== null && metricsToken.length < 16) throw new ConfigError('BERNSTEIN_METRICS_TOKEN must be at least 16 characters')
+  if (metricsToken !== null && metricsToken === authToken) throw new ConfigError('BERNSTEIN_METRICS_TOKEN must differ from BERNSTEIN_AUTH_TOKEN')
   const databaseUrl = env['DATABASE_URL']?.trim() || null
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError(`DATABASE_URL must be a postgres:// URL (SQLite is the default and needs no URL), got '${databaseUrl}'`)
@@ -149,6 +154,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicBaseUrl,
     authToken,
     authDisabled: flag(env, 'BERNSTEIN_AUTH_DISABLED', false),
+    metricsToken,
     databaseUrl,
     sqliteSynchronous: oneOf(env, 'BERNSTEIN_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
     validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),

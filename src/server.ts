@@ -15,6 +15,7 @@ import { loadNodeKeys } from './identity/node-keys.js'
 import { packageVersion } from './version.js'
 import { TokenService } from './tokens/token.service.js'
 import { Store } from './store/store.js'
+import { PrometheusMetrics } from './http/metrics.js'
 
 export interface RunningServer {
   readonly url: string
@@ -65,13 +66,19 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const operator = resolveOperatorToken(config.authToken, config.dataDir)
     if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
     const tokens = new TokenService(store, systemClock, randomIds)
-    resolveToken = async (token) => (secretsEqual(token, operator.token) ? { role: 'operator', tokenId: null, tenantId: null } : tokens.resolve(token))
+    const metricsToken = config.metricsToken
+    resolveToken = async (token) => {
+      if (secretsEqual(token, operator.token)) return { role: 'operator', tokenId: null, tenantId: null }
+      if (metricsToken !== null && secretsEqual(token, metricsToken)) return { role: 'metrics', tokenId: 'metrics-token', tenantId: null }
+      return tokens.resolve(token)
+    }
   }
 
   const auditKey = ensureAuditKey(config.auditKeyPath)
   const keys = await loadNodeKeys(config.dataDir)
-  const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock })
-  const identity = new NodeIdentity(store, keys, nodeProfile(config), systemClock)
+  const metrics = PrometheusMetrics.forProcess()
+  const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock, metrics })
+  const identity = new NodeIdentity(store, keys, nodeProfile(config), systemClock, metrics)
   const app = createApp({
     store,
     auditKey,
@@ -85,6 +92,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
     rateLimiters: rateLimiters(config),
     rateLimitLoopback: config.rateLimitLoopback,
+    metricsRegistry: metrics.registry,
   })
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.express.listen(config.port, config.host, () => resolve(s))

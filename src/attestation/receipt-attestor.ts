@@ -3,6 +3,7 @@ import type { A2ATaskResponseBody, AttestationKind, Attestor } from '../a2a/atte
 import { fromPyValue, toPyValue } from '../canonical/python-json.js'
 import { exportPublicJwk, signBytes } from '../crypto/ed25519.js'
 import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
+import { type Metrics, noMetrics } from '../metrics.js'
 import { buildReceipt, buildReceiptSpineRow, receiptToDict } from '../receipts/receipt.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
@@ -16,6 +17,8 @@ export interface ReceiptAttestorDeps {
   /** The HMAC master key (the audit key); the spine uses its HKDF derivation, as Bernstein does. */
   readonly masterKey: Uint8Array
   readonly clock: Clock
+  /** Counts every receipt signed. */
+  readonly metrics?: Metrics
 }
 
 /**
@@ -56,6 +59,7 @@ export class ReceiptAttestor implements Attestor {
       this.#lineageKey,
     )
     await repos.chains.append(RECEIPT_SPINE_CHAIN, head, { entryHash: row.entry_hash, ticketId: body.id, trackerName: kind, line: spineRowLine(row).slice(0, -1) })
+    const metrics = this.#deps.metrics ?? noMetrics
     const receipt = await buildReceipt({
       response,
       taskId: body.id,
@@ -64,6 +68,7 @@ export class ReceiptAttestor implements Attestor {
       sign: (message) => signBytes(this.#deps.key.privateKey, message),
       publicJwk: this.#publicJwk,
     })
+    metrics.signatureMade('receipt')
     return fromPyValue(receiptToDict(receipt)) as Record<string, unknown>
   }
 }

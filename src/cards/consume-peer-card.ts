@@ -34,6 +34,8 @@ export interface ConsumePeerCardOptions {
   now?: number
   /** The origin the inbound message claims; when given, the card's issuer must equal it (checked first). */
   expectedIssuer?: string
+  /** Told the signature verdict (metrics); optional. */
+  metrics?: { signatureVerified(kind: 'capability_card', valid: boolean): void }
 }
 
 export interface AcceptedPeerCard {
@@ -51,7 +53,7 @@ export interface AcceptedPeerCard {
  */
 export async function consumePeerCard(
   signed: SignedCapabilityCard,
-  { trustedIssuerFingerprints, requirements, now = Date.now() / 1000, expectedIssuer }: ConsumePeerCardOptions,
+  { trustedIssuerFingerprints, requirements, now = Date.now() / 1000, expectedIssuer, metrics }: ConsumePeerCardOptions,
 ): Promise<AcceptedPeerCard> {
   if (expectedIssuer !== undefined) {
     const issuer: unknown = (signed as { card?: { issuer?: unknown } } | null)?.card?.issuer
@@ -64,6 +66,7 @@ export async function consumePeerCard(
     }
   }
   const verified = await verifyCapabilityCard(signed, { now })
+  metrics?.signatureVerified('capability_card', verified.ok)
   if (!verified.ok) throw new PeerCardRejected('signature', 'card signature is invalid or the card has expired')
   const { card } = verified
   // verifyCapabilityCard has already loaded this PEM as an Ed25519 key, so this cannot throw.

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
-import { stripApiPrefix } from './auth.js'
+import { isPublicPath, stripApiPrefix } from './auth.js'
 import type { Caller } from './caller.js'
 
 /**
@@ -16,6 +16,9 @@ export function requiresOperator(method: string, path: string): boolean {
 export function authorize(): RequestHandler {
   return (req, res, next) => {
     const caller = res.locals['caller'] as Caller
+    if (caller.role === 'metrics' && !isPublicPath(req.path) && !(req.path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD'))) {
+      throw new AppError('forbidden', 'The metrics token can only read /metrics', { extra: { required_permission: 'admin:manage' } })
+    }
     if (caller.role === 'agent' && requiresOperator(req.method, req.path)) {
       throw new AppError('forbidden', 'Agent tokens cannot access operator-only endpoints', { extra: { required_permission: 'admin:manage' } })
     }

@@ -1,7 +1,10 @@
 /** Who is calling, as established by the auth middleware. Services receive the tenant, never the request. */
 export interface Caller {
-  /** `anonymous` only reaches public paths (health, discovery, the API description). */
-  readonly role: 'operator' | 'agent' | 'anonymous'
+  /**
+   * `anonymous` only reaches public paths (health, discovery, the API description); `metrics` (the
+   * `BERNSTEIN_METRICS_TOKEN`) reaches them and `GET /metrics`.
+   */
+  readonly role: 'operator' | 'agent' | 'metrics' | 'anonymous'
   readonly tenantId: string
   /** The agent token's id, or null for the operator token (and for disabled auth). */
   readonly tokenId: string | null
@@ -9,7 +12,7 @@ export interface Caller {
 
 /** An identity a bearer token resolves to. Agent tokens are bound to one tenant; the operator's is not. */
 export interface TokenIdentity {
-  readonly role: 'operator' | 'agent'
+  readonly role: 'operator' | 'agent' | 'metrics'
   readonly tokenId: string | null
   readonly tenantId: string | null
 }

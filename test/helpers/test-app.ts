@@ -11,6 +11,7 @@ import { ReceiptAttestor } from '../../src/attestation/receipt-attestor.js'
 import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity.js'
 import { type NodeKeys, loadNodeKeys } from '../../src/identity/node-keys.js'
 import { type TestEngine, createTestDatabase } from './engines.js'
+import { PrometheusMetrics } from '../../src/http/metrics.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
 /** The tracker-audit key of test servers: 64 hex characters whose ASCII bytes are the key. */
@@ -76,12 +77,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const keys = await loadNodeKeys(database.dataDir)
   const clock = options.clock ?? systemClock
   const profile = testProfile(options.profile)
+  // With a registry, the signers report to it too (signatures made).
+  const metrics = options.metricsRegistry ? new PrometheusMetrics(options.metricsRegistry) : undefined
   const app = createApp({
     publicBaseUrl: profile.publicBaseUrl,
     auditKey: TEST_AUDIT_KEY,
     issuer: profile.issuer,
-    identity: new NodeIdentity(store, keys, profile, clock),
-    ...(options.attest !== false && { attestor: new ReceiptAttestor({ key: keys.receipt, masterKey: TEST_AUDIT_KEY, clock }) }),
+    identity: new NodeIdentity(store, keys, profile, clock, metrics),
+    ...(options.attest !== false && { attestor: new ReceiptAttestor({ key: keys.receipt, masterKey: TEST_AUDIT_KEY, clock, ...(metrics && { metrics }) }) }),
     ...options,
     store,
     resolveToken,
