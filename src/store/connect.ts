@@ -25,6 +25,8 @@ export interface DatabaseOptions {
 export interface Connection {
   readonly db: Kysely<Database>
   readonly engine: Engine
+  /** The PostgreSQL schema in use, when not the default one. */
+  readonly schema?: string
   close(): Promise<void>
 }
 
@@ -40,7 +42,7 @@ export function connect(options: DatabaseOptions): Connection {
     // An idle client losing its server must not crash the process; the next query reports the failure.
     pool.on('error', () => {})
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    return { db, engine: 'postgres', close: () => db.destroy() }
+    return { db, engine: 'postgres', ...(options.schema && { schema: options.schema }), close: () => db.destroy() }
   }
   let file = options.sqliteFile
   if (file === undefined) {
@@ -56,13 +58,21 @@ export function connect(options: DatabaseOptions): Connection {
   return { db, engine: 'sqlite', close: () => db.destroy() }
 }
 
+function migrator(connection: Connection): Migrator {
+  // Kysely looks for its bookkeeping tables across all schemas unless told which one; name ours explicitly so
+  // one database can hold several isolated deployments (and test runs) side by side.
+  return new Migrator({
+    db: connection.db,
+    provider: migrationProvider(connection.engine),
+    ...(connection.schema && { migrationTableSchema: connection.schema }),
+  })
+}
+
 export async function migrateToLatest(connection: Connection): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db: connection.db, provider: migrationProvider(connection.engine) })
-  return migrator.migrateToLatest()
+  return migrator(connection).migrateToLatest()
 }
 
 export async function migrationStatus(connection: Connection): Promise<{ name: string; executedAt: Date | null }[]> {
-  const migrator = new Migrator({ db: connection.db, provider: migrationProvider(connection.engine) })
-  const all = await migrator.getMigrations()
+  const all = await migrator(connection).getMigrations()
   return all.map((m) => ({ name: m.name, executedAt: m.executedAt ?? null }))
 }
