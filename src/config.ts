@@ -36,6 +36,16 @@ export interface Config {
   readonly issuer: string
   /** Policies this node advertises in its capability card. */
   readonly cardPolicies: { readonly cost_cap_usd: number; readonly redaction_tier: string; readonly sandbox_profile: string }
+  /** Inbound delegations: pinned peer card fingerprints (empty = any sender) and the policies they must meet. */
+  readonly trustedPeerFingerprints: readonly string[]
+  readonly peerRequirements: { readonly maxCostCapUsd: number; readonly minRedactionTier: string; readonly minSandboxProfile: string }
+  /** Also require carried lineage entries to link up and hash correctly. */
+  readonly lineageStrict: boolean
+  /** Bearer tokens towards peers: a default, and per-peer-URL overrides. Never stored in the database. */
+  readonly peerToken: string | null
+  readonly peerTokens: Readonly<Record<string, string>>
+  /** How often the server follows delegated tasks; 0 disables the loop (`federation sync` still works). */
+  readonly federationPollMs: number
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
 }
@@ -91,12 +101,40 @@ function cidrs(env: Env, name: string): string[] {
   })
 }
 
-function costCap(env: Env): number {
-  const raw = env['BERNSTEIN_A2A_COST_CAP_USD']?.trim()
-  if (!raw) return 0
+function usd(env: Env, name: string): number {
+  const raw = env[name]?.trim() ?? ''
   const value = Number(raw)
-  if (!/^\d+(\.\d+)?$/.test(raw) || !Number.isFinite(value)) throw new ConfigError(`BERNSTEIN_A2A_COST_CAP_USD must be a non-negative number of USD, got '${raw}'`)
+  if (!/^\d+(\.\d+)?$/.test(raw) || !Number.isFinite(value)) throw new ConfigError(`${name} must be a non-negative number of USD, got '${raw}'`)
   return value
+}
+
+function costCap(env: Env): number {
+  return env['BERNSTEIN_A2A_COST_CAP_USD']?.trim() ? usd(env, 'BERNSTEIN_A2A_COST_CAP_USD') : 0
+}
+
+function fingerprints(env: Env, name: string): string[] {
+  const raw = env[name]?.trim()
+  if (!raw) return []
+  return raw.split(',').map((part) => {
+    const fp = part.trim().toLowerCase()
+    if (!/^sha256:[0-9a-f]{64}$/.test(fp)) throw new ConfigError(`${name}: '${part.trim()}' is not a key fingerprint (sha256: + 64 hex)`)
+    return fp
+  })
+}
+
+/** `BERNSTEIN_PEER_TOKENS=https://peer-a=token,https://peer-b=token` */
+function peerTokenMap(env: Env): Record<string, string> {
+  const raw = env['BERNSTEIN_PEER_TOKENS']?.trim()
+  const map: Record<string, string> = {}
+  if (!raw) return map
+  for (const pair of raw.split(',')) {
+    const at = pair.lastIndexOf('=')
+    const url = pair.slice(0, at).trim().replace(/\/+$/, '')
+    const token = pair.slice(at + 1).trim()
+    if (at <= 0 || token === '' || !/^https?:\/\//.test(url)) throw new ConfigError(`BERNSTEIN_PEER_TOKENS: '${pair.trim()}' is not <peer URL>=<token>`)
+    map[url] = token
+  }
+  return map
 }
 
 function issuerName(env: Env): string {
@@ -165,6 +203,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
     rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
     issuer: issuerName(env),
+    trustedPeerFingerprints: Object.freeze(fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS')),
+    peerRequirements: Object.freeze({
+      maxCostCapUsd: env['BERNSTEIN_REQUIRE_COST_CAP_USD']?.trim() ? usd(env, 'BERNSTEIN_REQUIRE_COST_CAP_USD') : Infinity,
+      minRedactionTier: oneOf(env, 'BERNSTEIN_REQUIRE_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'none'),
+      minSandboxProfile: oneOf(env, 'BERNSTEIN_REQUIRE_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'none'),
+    }),
+    lineageStrict: flag(env, 'BERNSTEIN_LINEAGE_STRICT', false),
+    peerToken: env['BERNSTEIN_PEER_TOKEN']?.trim() || null,
+    peerTokens: Object.freeze(peerTokenMap(env)),
+    federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),

@@ -39,6 +39,41 @@ export function nodeProfile(config: Config): NodeProfile {
   }
 }
 
+/** The token to present to a peer: a per-URL one from BERNSTEIN_PEER_TOKENS, else BERNSTEIN_PEER_TOKEN. */
+export function peerTokenResolver(config: Config): (peerUrl: string) => string | null {
+  return (peerUrl) => config.peerTokens[peerUrl.replace(/\/+$/, '')] ?? config.peerToken
+}
+
+/**
+ * Follows delegated tasks in the background: one pass at a time (never overlapping), each delegation at its own
+ * backoff. `stop` waits for a pass in progress to finish.
+ */
+function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): Promise<void> } {
+  if (intervalMs <= 0) return { stop: async () => {} }
+  let running: Promise<void> | null = null
+  const timer = setInterval(() => {
+    if (running) return
+    running = app.services.delegation
+      .syncDue()
+      .then(
+        (settled) => {
+          for (const d of settled) if (d.status === 'completed' || d.status === 'failed') logger.info({ delegation: d.id, status: d.status }, 'delegation settled')
+        },
+        (error: unknown) => logger.error({ err: error }, 'federation follower pass failed'),
+      )
+      .finally(() => {
+        running = null
+      })
+  }, intervalMs)
+  timer.unref()
+  return {
+    async stop() {
+      clearInterval(timer)
+      await running
+    },
+  }
+}
+
 function rateLimiters(config: Config): Partial<Record<Bucket, BucketLimiter>> {
   const limiters: Partial<Record<Bucket, BucketLimiter>> = {}
   if (config.rateLimitWritePerMin > 0) limiters.default_write = new RateLimiterMemory({ keyPrefix: 'default_write', points: config.rateLimitWritePerMin, duration: 60 })
@@ -93,7 +128,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     rateLimiters: rateLimiters(config),
     rateLimitLoopback: config.rateLimitLoopback,
     metricsRegistry: metrics.registry,
+    inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },
+    federation: { peerToken: peerTokenResolver(config) },
   })
+  const follower = startFollower(app, config.federationPollMs, logger)
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.express.listen(config.port, config.host, () => resolve(s))
     s.once('error', reject)
@@ -106,6 +144,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     app,
     store,
     async close() {
+      await follower.stop()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()

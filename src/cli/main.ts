@@ -4,6 +4,7 @@ import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerDb } from './commands/db.js'
 import { registerKeys } from './commands/keys.js'
+import { registerFederation } from './commands/federation.js'
 import { registerInterop } from './commands/interop.js'
 import { registerLineage } from './commands/lineage.js'
 import { registerA2aVerify } from './commands/a2a-verify.js'
@@ -18,6 +19,7 @@ registerServe(program)
 registerToken(program)
 registerDb(program)
 registerKeys(program)
+registerFederation(program)
 registerInterop(program)
 registerLineage(program)
 registerA2aVerify(program)

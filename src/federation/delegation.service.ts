@@ -239,9 +239,9 @@ export class DelegationService {
     return save({ status: 'failed', result: summary, lastError: `remote task ${status}`, nextPollAt: null, polls: d.polls + 1 })
   }
 
-  /** One pass over every delegation due for a poll. */
-  async syncDue(): Promise<Delegation[]> {
-    const due = await this.#deps.store.repos.federation.due(this.#deps.clock.now())
+  /** One pass over every delegation due for a poll (`all`: every followed one, ignoring backoff). */
+  async syncDue(options: { all?: boolean } = {}): Promise<Delegation[]> {
+    const due = await this.#deps.store.repos.federation.due(options.all ? Number.MAX_VALUE : this.#deps.clock.now())
     const settled: Delegation[] = []
     for (const d of due) settled.push(await this.follow(d))
     return settled

@@ -1,0 +1,29 @@
+import { ReceiptAttestor } from '../attestation/receipt-attestor.js'
+import type { Config } from '../config.js'
+import { NodeIdentity } from '../identity/node-identity.js'
+import { loadNodeKeys } from '../identity/node-keys.js'
+import { ensureAuditKey } from '../lineage/audit-key.js'
+import { systemClock } from '../runtime.js'
+import { nodeProfile, peerTokenResolver } from '../server.js'
+import { type Services, createServices } from '../services.js'
+import type { Store } from '../store/store.js'
+import { withStore } from './store-context.js'
+
+/** Runs `work` with this node's services (keys, audit key and database as the server uses them), without HTTP. */
+export async function withNode<T>(work: (services: Services, context: { config: Config; store: Store; identity: NodeIdentity }) => Promise<T>): Promise<T> {
+  return withStore(async (store, config) => {
+    const auditKey = ensureAuditKey(config.auditKeyPath)
+    const keys = await loadNodeKeys(config.dataDir)
+    const identity = new NodeIdentity(store, keys, nodeProfile(config), systemClock)
+    const services = createServices({
+      store,
+      auditKey,
+      issuer: config.issuer,
+      identity,
+      publicBaseUrl: config.publicBaseUrl,
+      attestor: new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock }),
+      federation: { peerToken: peerTokenResolver(config) },
+    })
+    return work(services, { config, store, identity })
+  })
+}
