@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander'
+import { ConfigError } from '../config.js'
+import { AppError } from '../errors.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerDb } from './commands/db.js'
@@ -24,4 +26,12 @@ registerInterop(program)
 registerLineage(program)
 registerA2aVerify(program)
 
-await program.parseAsync(process.argv)
+try {
+  await program.parseAsync(process.argv)
+} catch (error) {
+  // Expected failures (bad configuration, a refused request, a missing task) get one clear line, not a stack.
+  const known = error instanceof AppError || error instanceof ConfigError
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`)
+  if (!known && process.env['BERNSTEIN_DEBUG']) process.stderr.write(`${(error as Error).stack ?? ''}\n`)
+  process.exitCode = known ? 1 : 2
+}

@@ -5,6 +5,7 @@ import { verifyA2AReceipt } from '../attestation/verify-a2a-receipt.js'
 import type { LineageService } from '../audit/lineage.service.js'
 import { AppError, taskNotFound } from '../errors.js'
 import { LINEAGE_ENVELOPE_FIELD, lineageEnvelopePayload } from '../lineage/envelope.js'
+import type { A2AMessage } from '../a2a/a2a-task.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import type { TaskService } from '../tasks/task.service.js'
@@ -237,6 +238,44 @@ export class DelegationService {
     }
     await this.#settle(() => this.#deps.tasks.fail(d.tenantId, d.localTaskId, `delegated task ${status} at ${d.peerIssuer ?? d.peerUrl}: ${summary}`))
     return save({ status: 'failed', result: summary, lastError: `remote task ${status}`, nextPollAt: null, polls: d.polls + 1 })
+  }
+
+  /**
+   * Sends a message into a task at a peer (`POST <peer>/a2a/message`, `task_id` being the peer's task id) and
+   * records it as `outbound` with the peer as `external_endpoint` once the peer accepted it (2xx). A refusal or an
+   * unreachable peer records nothing and throws.
+   */
+  async sendMessage(input: {
+    tenantId: string
+    peerUrl: string
+    peerToken: string | null
+    sender: string
+    recipient: string
+    content: string
+    taskId: string
+  }): Promise<A2AMessage> {
+    const peerUrl = normalisePeerUrl(input.peerUrl)
+    const outcome = await requestPeer(this.#requestDeps(), `${peerUrl}/a2a/message`, {
+      method: 'POST',
+      headers: headers(input.peerToken, true),
+      body: JSON.stringify({ sender: input.sender, recipient: input.recipient, content: input.content, task_id: input.taskId }),
+    })
+    if (outcome.kind === 'network') throw new AppError('unavailable', `peer unreachable after ${outcome.attempts} attempts: ${outcome.error}`)
+    if (outcome.status < 200 || outcome.status > 299) throw new AppError('rejected', `peer answered ${outcome.status}: ${detailOf(outcome.text)}`)
+    const message: A2AMessage = {
+      id: this.#deps.ids.shortId(),
+      tenantId: input.tenantId,
+      sender: input.sender,
+      recipient: input.recipient,
+      content: input.content,
+      taskId: input.taskId,
+      direction: 'outbound',
+      delivered: true,
+      externalEndpoint: peerUrl,
+      createdAt: this.#deps.clock.now(),
+    }
+    await this.#deps.store.repos.a2a.insertMessage(message)
+    return message
   }
 
   /** One pass over every delegation due for a poll (`all`: every followed one, ignoring backoff). */

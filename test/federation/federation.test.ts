@@ -187,6 +187,22 @@ for (const engine of testEngines()) {
       expect(down.lastError).toMatch(/^capability card unreachable: /)
     })
 
+    it('records an outbound message once the peer accepted it, and nothing when it refuses', async () => {
+      const a = await node('org-a')
+      const b = await node('org-b')
+      const remote = await localTask(b, 'remote work')
+      const sent = await a.app.services.delegation.sendMessage({ tenantId: 'default', peerUrl: b.url + '/', peerToken: OPERATOR_TOKEN, sender: 'alice', recipient: 'bob', content: 'use the v2 API', taskId: remote })
+      expect(sent).toMatchObject({ direction: 'outbound', delivered: true, externalEndpoint: b.url, taskId: remote })
+      expect(await a.store.repos.a2a.messages('default')).toEqual([sent])
+      const atB = await b.client.GET('/tasks/{task_id}', { params: { path: { task_id: remote } } })
+      expect(atB.data!.progress_log.map((p) => p.message)).toEqual(['[A2A:alice->bob] use the v2 API'])
+
+      await expect(
+        a.app.services.delegation.sendMessage({ tenantId: 'default', peerUrl: b.url, peerToken: OPERATOR_TOKEN, sender: 'alice', recipient: 'bob', content: 'x', taskId: 'ffffffffffff' }),
+      ).rejects.toMatchObject({ code: 'rejected', message: "peer answered 404: Task 'ffffffffffff' not found" })
+      expect(await a.store.repos.a2a.messages('default')).toHaveLength(1)
+    })
+
     it('a duplicate delivery creates one task on the peer', async () => {
       const a = await node('org-a')
       const b = await node('org-b')

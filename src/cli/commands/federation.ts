@@ -105,6 +105,31 @@ export function registerFederation(program: Command): void {
       printLines(...(all.length === 0 ? ['no delegations'] : all.map(line)))
     })
   federation
+    .command('message')
+    .description("send a message into a task at a peer; recorded here as outbound once the peer accepts it")
+    .requiredOption('--peer <url>', "the peer's base URL")
+    .addOption(new Option('--peer-token <token>', 'bearer token for the peer').env('BERNSTEIN_PEER_TOKEN'))
+    .requiredOption('--task-id <id>', "the peer's task id")
+    .requiredOption('--sender <name>', 'who is speaking')
+    .requiredOption('--recipient <name>', 'who it is for')
+    .requiredOption('--content <text>', 'the message')
+    .option('--tenant <tenant>', 'tenant to record the message under', 'default')
+    .action(async (opts: { peer: string; peerToken?: string; taskId: string; sender: string; recipient: string; content: string; tenant: string }, cmd: Command) => {
+      const message = await withNode((services) =>
+        services.delegation.sendMessage({
+          tenantId: opts.tenant,
+          peerUrl: opts.peer,
+          peerToken: opts.peerToken ?? null,
+          sender: opts.sender,
+          recipient: opts.recipient,
+          content: opts.content,
+          taskId: opts.taskId,
+        }),
+      )
+      if (wantsJson(cmd)) return printJson({ id: message.id, direction: message.direction, delivered: message.delivered, external_endpoint: message.externalEndpoint, task_id: message.taskId })
+      printLines(`✓ message ${message.id} delivered to ${message.externalEndpoint}`)
+    })
+  federation
     .command('sync')
     .description('follow every delegation in progress once: settle the finished ones after verifying their receipts')
     .action(async (_opts: unknown, cmd: Command) => {
