@@ -1,0 +1,266 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { connect, migrateToLatest } from '../../src/store/connect.js'
+import { type TestEngine, testEngines } from '../helpers/engines.js'
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const TOKEN = `durability-token-${randomBytes(8).toString('hex')}`
+
+/** A port nobody listens on right now: bind port 0, read what the kernel gave, release it. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      if (typeof address !== 'object' || address === null) return reject(new Error('no address'))
+      server.close(() => resolve(address.port))
+    })
+  })
+}
+
+interface Served {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly output: () => string
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const children = new Set<ChildProcess>()
+
+/** `bernstein-a2a serve` as an operator starts it, resolved once it prints its URL. */
+async function serve(env: Record<string, string>): Promise<Served> {
+  const port = await freePort()
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL'))
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    cwd: REPO_ROOT,
+    env: { ...inherited, BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: String(port), BERNSTEIN_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.add(child)
+  let output = ''
+  child.stdout?.setEncoding('utf8')
+  child.stderr?.setEncoding('utf8')
+  child.stderr?.on('data', (chunk: string) => (output += chunk))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child)
+      resolve({ code, signal })
+    })
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not print its URL within 30 s:\n${output}`)), 30_000)
+    child.stdout?.on('data', (chunk: string) => {
+      output += chunk
+      const match = /listening on (http:\/\/\S+)/.exec(output)
+      if (match?.[1]) {
+        clearTimeout(timer)
+        resolve(match[1])
+      }
+    })
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`serve exited (code ${code}, signal ${signal}) before listening:\n${output}`))
+    })
+  })
+  expect(url).toBe(`http://127.0.0.1:${port}`)
+  return { child, url, output: () => output, exited }
+}
+
+async function stop(served: Served, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  served.child.kill(signal)
+  return served.exited
+}
+
+interface Storage {
+  readonly env: Record<string, string>
+  readonly dataDir: string
+  /** How many tasks the engine's own storage holds, read behind the server's back. */
+  countTasks(): Promise<number>
+  cleanup(): Promise<void>
+}
+
+/**
+ * Where the server keeps its state: a data directory, plus a private PostgreSQL schema for the postgres run. The
+ * schema is provisioned here (migrated with its own schema named) because `serve` can only select a schema through
+ * the URL's search_path, and its migrator would otherwise see other test schemas' bookkeeping tables.
+ */
+async function storage(engine: TestEngine): Promise<Storage> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-durability-'))
+  if (engine === 'sqlite') {
+    return {
+      env: { BERNSTEIN_DATA_DIR: dataDir },
+      dataDir,
+      countTasks: async () => {
+        const db = new Database(join(dataDir, 'bernstein-a2a.sqlite'), { readonly: true, fileMustExist: true })
+        try {
+          return Number((db.prepare('select count(*) as n from tasks').get() as { n: number }).n)
+        } finally {
+          db.close()
+        }
+      },
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    }
+  }
+  const url = process.env['TEST_DATABASE_URL'] ?? ''
+  const schema = `d_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  const connection = connect({ url, dataDir, schema, poolSize: 1 })
+  const migrated = await migrateToLatest(connection)
+  await connection.close()
+  if (migrated.error) throw migrated.error
+  const separator = url.includes('?') ? '&' : '?'
+  return {
+    env: { BERNSTEIN_DATA_DIR: dataDir, DATABASE_URL: `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}` },
+    dataDir,
+    countTasks: async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      try {
+        return Number((await c.query<{ n: string }>(`select count(*) as n from ${schema}.tasks`)).rows[0]?.n)
+      } finally {
+        await c.end()
+      }
+    },
+    cleanup: async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      await c.query(`drop schema if exists ${schema} cascade`)
+      await c.end()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const headers: Record<string, string> = {}
+  if (token !== null) headers['authorization'] = `Bearer ${token}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) })
+  const text = await res.text()
+  return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) }
+}
+
+afterEach(() => {
+  // Only the servers this file started, each by its own handle.
+  for (const child of children) child.kill('SIGKILL')
+})
+
+for (const engine of testEngines()) {
+  describe(`serve: durability and process behaviour (${engine})`, () => {
+    const cleanups: (() => Promise<void>)[] = []
+    let store: Storage
+
+    beforeAll(async () => {
+      store = await storage(engine)
+      cleanups.push(() => store.cleanup())
+    })
+    afterAll(async () => {
+      for (const c of cleanups) await c()
+    })
+
+    it('every send acknowledged with 201 before a SIGKILL mid-burst is readable after a restart', { timeout: 120_000 }, async () => {
+      const first = await serve({ ...store.env, BERNSTEIN_AUTH_TOKEN: TOKEN })
+      interface Ack {
+        id: string
+        bernstein_task_id: string
+        message: string
+        sender: string
+      }
+      const acked: Ack[] = []
+      let failures = 0
+      let killed = false
+      let sequence = 0
+      const worker = async (w: number): Promise<void> => {
+        while (!killed) {
+          const message = `burst ${w}.${sequence++} 😀 ${randomBytes(4).toString('hex')}`
+          try {
+            const r = await call(first.url, 'POST', '/a2a/tasks/send', TOKEN, { sender: `worker-${w}`, message })
+            if (r.status === 201) acked.push(r.json as Ack)
+            else throw new Error(`unexpected ${r.status}: ${JSON.stringify(r.json)}`)
+          } catch (error) {
+            if (!killed) throw error
+            failures++
+          }
+          if (acked.length >= 60 && !killed) {
+            killed = true
+            first.child.kill('SIGKILL')
+          }
+        }
+      }
+      await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)))
+      const death = await first.exited
+      expect(death.signal).toBe('SIGKILL')
+      expect(acked.length).toBeGreaterThanOrEqual(60)
+      // Requests were still in flight when the process died: the kill landed inside the burst.
+      expect(failures).toBeGreaterThan(0)
+
+      const second = await serve({ ...store.env, BERNSTEIN_AUTH_TOKEN: TOKEN })
+      for (const ack of acked) {
+        const a2a = await call(second.url, 'GET', `/a2a/tasks/${ack.id}`, TOKEN)
+        expect(a2a.status, ack.id).toBe(200)
+        expect(a2a.json).toMatchObject({ id: ack.id, bernstein_task_id: ack.bernstein_task_id, sender: ack.sender, message: ack.message, status: 'submitted' })
+        const task = await call(second.url, 'GET', `/tasks/${ack.bernstein_task_id}`, TOKEN)
+        expect(task.status, ack.bernstein_task_id).toBe(200)
+        expect(task.json).toMatchObject({ id: ack.bernstein_task_id, title: `[A2A] ${ack.message}`, description: ack.message, status: 'open', version: 1 })
+      }
+      // Nothing half-written: every stored task is a complete A2A send (acknowledged or not).
+      const list = await call(second.url, 'GET', '/tasks?limit=500', TOKEN)
+      const tasks = (list.json as { tasks: { title: string; description: string }[] }).tasks
+      expect(tasks.length).toBeGreaterThanOrEqual(acked.length)
+      for (const x of tasks) expect(x.title).toBe(`[A2A] ${x.description}`)
+      // The rows live in this engine's storage (not in some other default location).
+      expect(await store.countTasks()).toBe(tasks.length)
+      // And the restarted server keeps working.
+      const after = await call(second.url, 'POST', '/a2a/tasks/send', TOKEN, { sender: 'after', message: 'after the crash' })
+      expect(after.status).toBe(201)
+      expect(await stop(second, 'SIGTERM')).toEqual({ code: 0, signal: null })
+    })
+
+    it('prints its URL, generates a 0600 operator token file when BERNSTEIN_AUTH_TOKEN is unset, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
+      const own = await storage(engine)
+      cleanups.push(() => own.cleanup())
+      const served = await serve(own.env)
+      const file = join(own.dataDir, 'auth.token')
+      const stat = statSync(file)
+      expect(stat.mode & 0o777).toBe(0o600)
+      const token = readFileSync(file, 'utf8').trim()
+      expect(token.length).toBeGreaterThanOrEqual(32)
+      expect(served.output()).not.toContain(token)
+
+      expect((await call(served.url, 'GET', '/health', null)).status).toBe(200)
+      expect((await call(served.url, 'GET', '/tasks', token)).status).toBe(200)
+      const refused = await call(served.url, 'GET', '/tasks', 'not-the-generated-token')
+      expect(refused).toEqual({ status: 401, json: { detail: 'Invalid or expired authentication token' } })
+      expect(await stop(served, 'SIGTERM')).toEqual({ code: 0, signal: null })
+
+      // A restart reuses the file: same token, same mode, not rewritten.
+      const again = await serve(own.env)
+      expect(readFileSync(file, 'utf8').trim()).toBe(token)
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      expect(statSync(file).mtimeMs).toBe(stat.mtimeMs)
+      expect((await call(again.url, 'GET', '/tasks', token)).status).toBe(200)
+      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null })
+    })
+
+    it('with BERNSTEIN_AUTH_TOKEN set, that token is the operator token and no token file is written', { timeout: 120_000 }, async () => {
+      const own = await storage(engine)
+      cleanups.push(() => own.cleanup())
+      const served = await serve({ ...own.env, BERNSTEIN_AUTH_TOKEN: TOKEN })
+      expect((await call(served.url, 'GET', '/tasks', TOKEN)).status).toBe(200)
+      expect(() => statSync(join(own.dataDir, 'auth.token'))).toThrow()
+      expect(await stop(served, 'SIGTERM')).toEqual({ code: 0, signal: null })
+    })
+  })
+}
