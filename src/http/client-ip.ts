@@ -38,17 +38,33 @@ export interface ClientAddress {
   readonly forwarded: boolean
 }
 
+/** What a client is called when a trusted proxy names it in a form that is not an address. */
+export const UNKNOWN_CLIENT = 'unknown'
+
+/** One `X-Forwarded-For` hop as an address: `ip`, `ip:port`, `[v6]` or `[v6]:port`; null when it is none of these. */
+export function parseHop(hop: string): string | null {
+  let value = hop.trim()
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(value)
+  const v4WithPort = /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(value)
+  if (bracketed) value = bracketed[1] as string
+  else if (v4WithPort) value = v4WithPort[1] as string
+  const ip = normaliseIp(value)
+  return ipType(ip) === null ? null : ip
+}
+
 /**
  * The client's address: the TCP peer, unless the peer is a trusted proxy that sent `X-Forwarded-For`, in which
- * case the right-most address in that header that is not itself a trusted proxy.
+ * case the right-most address in that header that is not itself a trusted proxy. A hop that cannot be read stops
+ * the walk: everything to its left was written by someone no trusted proxy vouches for, so the client is unknown.
  */
 export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trustedProxies: BlockList): ClientAddress {
   const ip = normaliseIp(peer ?? '')
   const header = Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor
   if (!header || !listContains(trustedProxies, ip)) return { ip, forwarded: false }
-  const hops = header.split(',').map((h) => normaliseIp(h.trim())).filter((h) => ipType(h) !== null)
+  const hops = header.split(',')
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = hops[i] as string
+    const hop = parseHop(hops[i] as string)
+    if (hop === null) return { ip: UNKNOWN_CLIENT, forwarded: true }
     if (!listContains(trustedProxies, hop)) return { ip: hop, forwarded: true }
   }
   return { ip, forwarded: false }
