@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Response } from 'express'
+import type { ErrorRequestHandler, Request, Response } from 'express'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
 import { allowedMethods, type OpenApiDocument } from './openapi-document.js'
@@ -34,6 +34,8 @@ interface HttpLikeError {
   errors?: { path?: string; message?: string; errorCode?: string }[]
   length?: number
   body?: string
+  /** Set by http-errors on client errors whose message is safe to show. */
+  expose?: boolean
 }
 
 const TYPE_OF_AJV: Readonly<Record<string, string>> = {
@@ -58,11 +60,20 @@ const TYPE_OF_AJV: Readonly<Record<string, string>> = {
 
 const LOCATION_OF: Readonly<Record<string, string>> = { params: 'path', headers: 'header', body: 'body', query: 'query' }
 
+/** A path segment percent-decoded, or as sent when it is not valid percent-encoding (`%FF`, `%`). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 /** express-openapi-validator item → FastAPI's `{loc, msg, type}` (the seed's HTTPValidationError). */
 export function validatorIssue(item: { path?: string; message?: string; errorCode?: string }): ValidationIssue {
   const segments = (item.path ?? '').split('/').filter((s) => s !== '')
   const [first, ...rest] = segments
-  const loc: (string | number)[] = [LOCATION_OF[first ?? 'body'] ?? first ?? 'body', ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : decodeURIComponent(s)))]
+  const loc: (string | number)[] = [LOCATION_OF[first ?? 'body'] ?? first ?? 'body', ...rest.map((s) => (/^\d+$/.test(s) ? Number(s) : decodeSegment(s)))]
   const rule = (item.errorCode ?? '').split('.')[0] ?? ''
   const type = TYPE_OF_AJV[rule] ?? 'value_error'
   const message = item.message ?? 'Invalid value'
@@ -109,41 +120,53 @@ export interface ProblemOptions {
 export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error)
-    if (error instanceof AppError) {
-      const status = STATUS_OF[error.code]
-      if (error.code === 'validation_failed') return send(res, status, { detail: error.issues }, error.headers)
-      if (status >= 500) options.log(error, { method: req.method, path: req.path })
-      return send(res, status, { detail: error.message, ...error.extra }, error.headers)
+    try {
+      render(error, req, res, options)
+    } catch (failure) {
+      // Rendering must never fall through to Express's default handler, which answers with an HTML stack trace.
+      options.log(failure, { method: req.method, path: req.path })
+      if (!res.headersSent) send(res, 500, { detail: 'Internal Server Error' })
     }
-    const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
-    const status = http.status ?? http.statusCode
-    switch (http.type) {
-      case 'entity.parse.failed':
-        return send(res, 422, { detail: [{ loc: ['body', jsonErrorPosition(http)], msg: 'JSON decode error', type: 'json_invalid' }] })
-      case 'entity.too.large': {
-        const declared = Number(req.headers['content-length'])
-        const size = Number.isFinite(declared) && declared > 0 ? declared : (http.length ?? BODY_LIMIT_BYTES + 1)
-        return send(res, 413, { detail: `Request body ${size} bytes exceeds ${BODY_LIMIT_BYTES}-byte limit` })
-      }
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return send(res, 415, { detail: http.message ?? 'Unsupported Media Type' })
-      case 'request.aborted':
-      case 'request.size.invalid':
-        return send(res, 400, { detail: 'Invalid request body' })
-    }
-    if (Array.isArray(http.errors) && typeof status === 'number') {
-      const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
-      if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
-      if (status === 404) return send(res, 404, { detail: 'Not Found' })
-      if (status === 405) {
-        // The validator refuses every method the contract does not list, HEAD included, so HEAD is not advertised.
-        const allow = allowedMethods(options.document, req.path).filter((m) => m !== 'HEAD')
-        return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allow.join(', ') })
-      }
-      if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
-    }
-    options.log(error, { method: req.method, path: req.path })
-    return send(res, 500, { detail: 'Internal Server Error' })
   }
+}
+
+function render(error: unknown, req: Request, res: Response, options: ProblemOptions): void {
+  if (error instanceof AppError) {
+    const status = STATUS_OF[error.code]
+    if (error.code === 'validation_failed') return send(res, status, { detail: error.issues }, error.headers)
+    if (status >= 500) options.log(error, { method: req.method, path: req.path })
+    return send(res, status, { detail: error.message, ...error.extra }, error.headers)
+  }
+  const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
+  const status = http.status ?? http.statusCode
+  switch (http.type) {
+    case 'entity.parse.failed':
+      return send(res, 422, { detail: [{ loc: ['body', jsonErrorPosition(http)], msg: 'JSON decode error', type: 'json_invalid' }] })
+    case 'entity.too.large': {
+      const declared = Number(req.headers['content-length'])
+      const size = Number.isFinite(declared) && declared > 0 ? declared : (http.length ?? BODY_LIMIT_BYTES + 1)
+      return send(res, 413, { detail: `Request body ${size} bytes exceeds ${BODY_LIMIT_BYTES}-byte limit` })
+    }
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return send(res, 415, { detail: http.message ?? 'Unsupported Media Type' })
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return send(res, 400, { detail: 'Invalid request body' })
+  }
+  if (Array.isArray(http.errors) && typeof status === 'number') {
+    const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
+    if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
+    if (status === 404) return send(res, 404, { detail: 'Not Found' })
+    if (status === 405) {
+      // The validator refuses every method the contract does not list, HEAD included, so HEAD is not advertised.
+      const allow = allowedMethods(options.document, req.path).filter((m) => m !== 'HEAD')
+      return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allow.join(', ') })
+    }
+    if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
+  }
+  // body-parser's other client errors carry no `type`, e.g. a body that does not decode as its Content-Encoding.
+  if (status === 400 && http.expose === true) return send(res, 400, { detail: 'Invalid request body' })
+  options.log(error, { method: req.method, path: req.path })
+  return send(res, 500, { detail: 'Internal Server Error' })
 }
