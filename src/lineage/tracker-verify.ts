@@ -95,9 +95,11 @@ export class TrackerAuditVerifier {
   #entries = 0
   #failure: string | null = null
 
-  constructor(key: Uint8Array) {
+  /** `prevEntryHash`: verify lines that continue an existing chain whose last entry hash is this. */
+  constructor(key: Uint8Array, options: { prevEntryHash?: string } = {}) {
     if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Buffer or Uint8Array')
     this.#key = key
+    if (options.prevEntryHash !== undefined) this.#prevHash = options.prevEntryHash
   }
 
   /** True once a line has failed; later lines are ignored. */

@@ -24,9 +24,16 @@ import {
   verifyTrackerAuditFile,
 } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
+import { LineageService } from '../../audit/lineage.service.js'
+import { TRACKER_AUDIT_CHAIN, parseTrackerLine as parseStoredLine } from '../../audit/audit-trail.js'
+import { GENESIS_PREV_HASH } from '../../lineage/tracker-entry.js'
+import { TrackerAuditVerifier } from '../../lineage/tracker-verify.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
+import { withStore } from '../store-context.js'
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+class ImportRefused extends Error {}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -46,6 +53,14 @@ function reportError(cmd: Command, message: string, code: number): void {
 export interface TrackerAuditVerifyOptions {
   file: string
   keyFile: string
+}
+
+/** Verifies the chain in the node's database (SQLite in the data dir, or DATABASE_URL) under its audit key. */
+async function verifyStoredChain(keyFile: string | undefined): Promise<TrackerAuditVerifyResult> {
+  return withStore(async (store, config) => {
+    const key = readAuditKey(keyFile ?? config.auditKeyPath)
+    return new LineageService(store, key, config.issuer).verify()
+  })
 }
 
 /**
@@ -89,8 +104,8 @@ async function readTrackerEntries(path: string): Promise<EntriesRead> {
 }
 
 interface WrapOptions {
-  file: string
-  issuer: string
+  file?: string
+  issuer?: string
   ticketId?: string
   trackerName?: string
   output?: string
@@ -106,13 +121,23 @@ interface InspectOptions {
 
 async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
   let read: EntriesRead
+  let issuer = opts.issuer
   try {
-    read = await readTrackerEntries(opts.file)
+    if (opts.file === undefined) {
+      read = await withStore(async (store, config) => {
+        issuer ??= config.issuer
+        const lines = await store.repos.chains.list({ chain: TRACKER_AUDIT_CHAIN, ...(opts.ticketId !== undefined && { ticketId: opts.ticketId }) })
+        return { ok: true as const, entries: lines.map((l) => parseStoredLine(l.line)) }
+      })
+    } else {
+      read = await readTrackerEntries(opts.file)
+    }
   } catch (error) {
-    return reportError(cmd, `could not read ${opts.file}: ${errorText(error)}`, 1)
+    return reportError(cmd, `could not read ${opts.file ?? 'the database'}: ${errorText(error)}`, 1)
   }
   if (!read.ok) return reportError(cmd, `could not read ${opts.file}: ${read.error}`, 1)
-  const wrapOptions: { sourceIssuer: string; ticketId?: string; trackerName?: string } = { sourceIssuer: opts.issuer }
+  if (issuer === undefined) return reportError(cmd, '--issuer is required with --file', 2)
+  const wrapOptions: { sourceIssuer: string; ticketId?: string; trackerName?: string } = { sourceIssuer: issuer }
   if (opts.ticketId !== undefined) wrapOptions.ticketId = opts.ticketId
   if (opts.trackerName !== undefined) wrapOptions.trackerName = opts.trackerName
   const envelope = wrapLineageChain(read.entries, wrapOptions)
@@ -202,26 +227,80 @@ export function registerLineage(program: Command): void {
   trackerAudit
     .command('verify')
     .description('check chain integrity and HMACs; exits 1 at the first offending line')
-    .requiredOption('--file <path>', 'tracker-audit JSONL file (a missing file is an empty, valid log)')
-    .requiredOption('--key-file <path>', 'audit key file: 64 hex characters whose ASCII bytes are the key (mode 0600)')
-    .action(async (opts: TrackerAuditVerifyOptions, cmd: Command) => {
+    .option('--file <path>', 'tracker-audit JSONL file (a missing file is an empty, valid log); default: the server database')
+    .option('--key-file <path>', 'audit key file: 64 hex characters whose ASCII bytes are the key (mode 0600); default: the node audit key')
+    .action(async (opts: Partial<TrackerAuditVerifyOptions>, cmd: Command) => {
       let result: TrackerAuditVerifyResult
       try {
-        result = await runTrackerAuditVerify(opts)
+        if (opts.file === undefined) result = await verifyStoredChain(opts.keyFile)
+        else if (opts.keyFile === undefined) return reportError(cmd, '--key-file is required with --file', 2)
+        else result = await runTrackerAuditVerify({ file: opts.file, keyFile: opts.keyFile })
       } catch (error) {
         // A key problem is an operator error, not tampering: exit 2 as Bernstein does without its secret.
         if (error instanceof AuditKeyError) return reportError(cmd, error.message, 2)
-        return reportError(cmd, `could not read ${opts.file}: ${errorText(error)}`, 1)
+        return reportError(cmd, `could not read ${opts.file ?? 'the database'}: ${errorText(error)}`, 1)
       }
       reportTrackerAuditVerify(result, wantsJson(cmd))
+    })
+
+  trackerAudit
+    .command('export')
+    .description("write the server's chain as Bernstein's JSONL file (byte-identical lines)")
+    .requiredOption('--output <path>', 'the JSONL file to write')
+    .action(async (opts: { output: string }, cmd: Command) => {
+      const lines = await withStore(async (store) => {
+        const out: string[] = []
+        for await (const line of store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) out.push(line.line + '\n')
+        return out
+      })
+      await writeFile(opts.output, lines.join(''), { mode: 0o600 })
+      if (wantsJson(cmd)) return printJson({ ok: true, output: opts.output, entries: lines.length })
+      printLines(`✓ ${lines.length} entr${lines.length === 1 ? 'y' : 'ies'} written to ${opts.output}`)
+    })
+
+  trackerAudit
+    .command('import')
+    .description("append a Bernstein JSONL log to the server's chain: it must verify under the node key and continue its head")
+    .requiredOption('--file <path>', 'tracker-audit JSONL file')
+    .action(async (opts: { file: string }, cmd: Command) => {
+      const outcome = await withStore(async (store, config) => {
+        const key = readAuditKey(config.auditKeyPath)
+        try {
+          const imported = await store.transaction(async (repos) => {
+            let head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
+            // Verify as a continuation of the stored chain: the first line must link to our head.
+            const verifier = new TrackerAuditVerifier(key, { prevEntryHash: head.headHash })
+            let count = 0
+            for await (const raw of readByteLines(opts.file)) {
+              const failure = verifier.push(raw)
+              // Throwing rolls back every line appended so far: an import is all or nothing.
+              if (failure !== null) throw new ImportRefused(failure)
+              const text = STRICT_UTF8.decode(raw).trim()
+              if (text === '') continue
+              const entry = parseStoredLine(text)
+              await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })
+              head = { headHash: entry.entry_hash, length: head.length + 1 }
+              count += 1
+            }
+            return count
+          })
+          return { ok: true as const, imported }
+        } catch (error) {
+          if (error instanceof ImportRefused) return { ok: false as const, error: error.message }
+          throw error
+        }
+      })
+      if (!outcome.ok) return reportError(cmd, `not imported: ${outcome.error}`, 1)
+      if (wantsJson(cmd)) return printJson({ ok: true, imported: outcome.imported })
+      printLines(`✓ imported ${outcome.imported} entr${outcome.imported === 1 ? 'y' : 'ies'}`)
     })
 
   const envelope = lineage.command('envelope').description(`the ${LINEAGE_ENVELOPE_FIELD} envelope`)
   envelope
     .command('wrap')
     .description('wrap a tracker-audit JSONL log into an envelope payload (canonical JSON)')
-    .requiredOption('--file <path>', 'tracker-audit JSONL file')
-    .requiredOption('--issuer <issuer>', "source_issuer: the issuer id of the sender's capability card")
+    .option('--file <path>', 'tracker-audit JSONL file (default: the server database)')
+    .option('--issuer <issuer>', "source_issuer: the issuer id of the sender's capability card (default: BERNSTEIN_A2A_ISSUER)")
     .option('--ticket-id <id>', 'only entries of this ticket')
     .option('--tracker-name <name>', 'only entries of this tracker')
     .option('--output <path>', 'write the payload bytes here instead of stdout')
