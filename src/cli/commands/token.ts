@@ -7,7 +7,7 @@ import { withStore } from '../store-context.js'
 
 function duration(value: string): number {
   const seconds = parseDuration(value)
-  if (seconds === null) throw new InvalidArgumentError(`'${value}' is not a duration like 2s, 10m, 12h, 30d or 2w`)
+  if (seconds === null) throw new InvalidArgumentError(`'${value}' is not a duration like 2s, 10m, 12h, 30d or 2w (at most 100 years)`)
   return seconds
 }
 
@@ -16,7 +16,12 @@ function tenant(value: string): string {
   return value
 }
 
-const iso = (seconds: number | null): string => (seconds === null ? 'never' : new Date(seconds * 1000).toISOString())
+/** An expiry for people; a stored value beyond what Date can show is printed as is rather than crashing the listing. */
+const iso = (seconds: number | null): string => {
+  if (seconds === null) return 'never'
+  const date = new Date(seconds * 1000)
+  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString()
+}
 
 export function registerToken(program: Command): void {
   const token = program.command('token').description('issue, list and revoke bearer tokens (stored as hashes in the database)')
