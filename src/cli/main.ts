@@ -10,6 +10,7 @@ import { registerFederation } from './commands/federation.js'
 import { registerInterop } from './commands/interop.js'
 import { registerLineage } from './commands/lineage.js'
 import { registerA2aVerify } from './commands/a2a-verify.js'
+import { registerDoctor } from './commands/doctor.js'
 
 const program = new Command('bernstein-a2a')
   .description('A2A trust layer for agent orchestrators: task API, capability cards, lineage, receipts')
@@ -25,6 +26,7 @@ registerFederation(program)
 registerInterop(program)
 registerLineage(program)
 registerA2aVerify(program)
+registerDoctor(program)
 
 try {
   await program.parseAsync(process.argv)
