@@ -1,0 +1,365 @@
+/**
+ * `npm run bench [-- --quick] [-- --only send,get,lifecycle,scale,micro,startup] [-- --rounds N --duration S
+ * --connections C --no-build]`
+ *
+ * Measures bernstein-a2a side by side with what users would pick instead (the official A2A JS SDK) and with the
+ * framework's ceiling (bare Express 5), every system in its own process on loopback, driven by autocannon with the
+ * same connections and duration, interleaved round by round; then the in-process micro-benchmarks against the raw
+ * node:crypto primitives. Prints a table with ratios and PASS/MISS targets, and writes bench/results.json and
+ * bench/results.md. It fails (exit 1) only when the harness itself fails: a system that does not start, or answers
+ * errors; never because a figure is low.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import { join } from 'node:path'
+import {
+  type CaseSummary,
+  JsonRpc,
+  type Settings,
+  type Subject,
+  TASK_CREATE,
+  createMany,
+  getRequests,
+  idField,
+  lifecycleRequests,
+  runCase,
+  sdkTaskId,
+  sendMessageBody,
+  sendRequests,
+  SEND_BODY,
+} from './bench/cases.js'
+import { type MicroResult, cardVerification, chainVerification } from './bench/micro.js'
+import type { RunningProcess } from './bench/proc.js'
+import { type Report, markdown, ratiosAndTargets } from './bench/report.js'
+import { seedTasks } from './bench/seed.js'
+import { median } from './bench/stats.js'
+import {
+  AUTH_HEADERS,
+  type BenchDatabase,
+  ROOT,
+  type ServerCommand,
+  bernsteinCommand,
+  cleanupDirs,
+  createBenchDatabase,
+  startBernstein,
+  startExpress,
+  startSdk,
+  tempDir,
+} from './bench/systems.js'
+
+interface Options {
+  readonly quick: boolean
+  readonly only: ReadonlySet<string>
+  readonly build: boolean
+  readonly settings: Settings
+  readonly sizes: readonly number[]
+  readonly chainEntries: number
+  readonly cardIterations: number
+  readonly microRounds: number
+  readonly startups: number
+  readonly seedBudgetSeconds: number
+}
+
+const ALL_CASES = ['startup', 'send', 'get', 'lifecycle', 'scale', 'micro']
+
+function parseArgs(argv: readonly string[]): Options {
+  const value = (name: string): string | undefined => {
+    const i = argv.indexOf(name)
+    return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(name + '='))?.slice(name.length + 1)
+  }
+  const number = (name: string, fallback: number): number => {
+    const raw = value(name)
+    if (raw === undefined) return fallback
+    const n = Number(raw)
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`)
+    return n
+  }
+  const quick = argv.includes('--quick')
+  const only = value('--only')
+  const unknown = only?.split(',').filter((c) => !ALL_CASES.includes(c)) ?? []
+  if (unknown.length > 0) throw new Error(`--only: unknown case(s) ${unknown.join(', ')}; known: ${ALL_CASES.join(', ')}`)
+  return {
+    quick,
+    only: new Set(only ? only.split(',') : ALL_CASES),
+    build: !argv.includes('--no-build'),
+    settings: {
+      connections: number('--connections', 10),
+      duration: number('--duration', quick ? 2 : 10),
+      warmup: quick ? 1 : 2,
+      rounds: Math.floor(number('--rounds', quick ? 1 : 3)),
+    },
+    sizes: quick ? [1_000, 10_000] : [1_000, 100_000, 1_000_000],
+    chainEntries: 100_000,
+    cardIterations: quick ? 2_000 : 10_000,
+    microRounds: quick ? 3 : 7,
+    startups: quick ? 2 : 5,
+    seedBudgetSeconds: quick ? 30 : 240,
+  }
+}
+
+const log = (line: string): void => {
+  process.stdout.write(line + '\n')
+}
+
+/** The PostgreSQL database of this run, if any (dropped at the end, or on interrupt). */
+let db: BenchDatabase | null = null
+
+/** Every process started by this run, so that a failure anywhere still stops them all. */
+const running = new Set<RunningProcess>()
+
+async function started(p: Promise<RunningProcess>): Promise<RunningProcess> {
+  const proc = await p
+  running.add(proc)
+  log(`  started ${proc.name.padEnd(28)} pid ${proc.pid}, ready in ${proc.readyMs.toFixed(0)} ms (${proc.readyCpuMs.toFixed(0)} ms of CPU)`)
+  return proc
+}
+
+async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((p) => p.stop()))
+  running.clear()
+}
+
+function build(): boolean {
+  log('building (npm run build) so that bernstein-a2a runs compiled, as in production ...')
+  try {
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] })
+    return true
+  } catch {
+    log('  the build failed: bernstein-a2a runs from its TypeScript sources through tsx instead')
+    return false
+  }
+}
+
+async function startupCase(command: ServerCommand, count: number): Promise<{ wall: number[]; cpu: number[] }> {
+  log('\n## Ready to serve after start (fresh SQLite data directory)')
+  const wall: number[] = []
+  const cpu: number[] = []
+  for (let i = 0; i < count; i++) {
+    const proc = await started(startBernstein({ name: 'bernstein-a2a sqlite', command, dataDir: tempDir('startup') }))
+    wall.push(proc.readyMs)
+    cpu.push(proc.readyCpuMs)
+    await proc.stop()
+    running.delete(proc)
+  }
+  return { wall, cpu }
+}
+
+interface Bernsteins {
+  readonly sqlite: RunningProcess
+  readonly normal?: RunningProcess
+  readonly postgres?: RunningProcess
+}
+
+async function startBernsteins(command: ServerCommand, db: BenchDatabase | null, withNormal: boolean): Promise<Bernsteins> {
+  const sqlite = await started(startBernstein({ name: 'bernstein-a2a sqlite', command, dataDir: tempDir('sqlite') }))
+  const normal = withNormal ? await started(startBernstein({ name: 'bernstein-a2a sqlite NORMAL', command, dataDir: tempDir('normal'), sqliteSynchronous: 'normal' })) : undefined
+  const postgres = db ? await started(startBernstein({ name: 'bernstein-a2a postgres', command, dataDir: tempDir('pg'), databaseUrl: db.url })) : undefined
+  return { sqlite, ...(normal && { normal }), ...(postgres && { postgres }) }
+}
+
+async function sendCase(command: ServerCommand, db: BenchDatabase | null, settings: Settings): Promise<CaseSummary> {
+  log('\n# starting systems for: send')
+  const b = await startBernsteins(command, db, true)
+  const express = await started(startExpress())
+  const sdk = await started(startSdk())
+  const rpc = new JsonRpc()
+  const subjects: Subject[] = [
+    { label: 'bernstein-a2a sqlite', proc: b.sqlite, requests: sendRequests(true) },
+    ...(b.normal ? [{ label: 'bernstein-a2a sqlite NORMAL', proc: b.normal, requests: sendRequests(true) }] : []),
+    ...(b.postgres ? [{ label: 'bernstein-a2a postgres', proc: b.postgres, requests: sendRequests(true) }] : []),
+    { label: 'a2a-sdk SendMessage', proc: sdk, requests: rpc.sendMessage(), failures: rpc.failures },
+    { label: 'express', proc: express, requests: sendRequests(false) },
+  ]
+  try {
+    return await runCase('send', 'POST /a2a/tasks/send (SDK: SendMessage)', subjects, settings, log)
+  } finally {
+    await stopAll()
+  }
+}
+
+const SEND_REQUEST = { method: 'POST', path: '/a2a/tasks/send', headers: { ...AUTH_HEADERS, 'content-type': 'application/json' }, body: SEND_BODY }
+
+async function getCase(command: ServerCommand, db: BenchDatabase | null, settings: Settings, precreate: number): Promise<CaseSummary> {
+  log('\n# starting systems for: get')
+  const b = await startBernsteins(command, db, false)
+  const express = await started(startExpress())
+  const sdk = await started(startSdk())
+  try {
+    const c = settings.connections
+    const sqliteIds = await createMany(b.sqlite.url, precreate, SEND_REQUEST, idField, c)
+    const pgIds = b.postgres ? await createMany(b.postgres.url, precreate, SEND_REQUEST, idField, c) : []
+    const expressIds = await createMany(express.url, precreate, { ...SEND_REQUEST, headers: { 'content-type': 'application/json' } }, idField, c)
+    let seq = 0
+    const sdkIds = await createMany(
+      sdk.url,
+      precreate,
+      { method: 'POST', path: '/', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, setupRequest: (r) => ({ ...r, body: sendMessageBody(`pre-${++seq}`) }) },
+      sdkTaskId,
+      c,
+    )
+    log(`  pre-created ${precreate} tasks on each system`)
+    const rpc = new JsonRpc()
+    const subjects: Subject[] = [
+      { label: 'bernstein-a2a sqlite', proc: b.sqlite, requests: getRequests(sqliteIds, true) },
+      ...(b.postgres ? [{ label: 'bernstein-a2a postgres', proc: b.postgres, requests: getRequests(pgIds, true) }] : []),
+      { label: 'a2a-sdk GetTask', proc: sdk, requests: rpc.getTask(sdkIds), failures: rpc.failures },
+      { label: 'express', proc: express, requests: getRequests(expressIds, false) },
+    ]
+    return await runCase('get', 'GET /a2a/tasks/{id} (SDK: GetTask)', subjects, settings, log)
+  } finally {
+    await stopAll()
+  }
+}
+
+async function lifecycleCase(command: ServerCommand, db: BenchDatabase | null, settings: Settings, tasksPerRun: number): Promise<CaseSummary> {
+  log('\n# starting systems for: lifecycle')
+  const b = await startBernsteins(command, db, true)
+  // Each connection alternates claim and complete; a multiple of the connection count keeps every pipeline whole.
+  const count = Math.ceil(tasksPerRun / settings.connections) * settings.connections
+  const subject = (label: string, proc: RunningProcess): Subject => ({
+    label,
+    proc,
+    requests: lifecycleRequests('bench'),
+    amount: count * 2,
+    requestsPerOp: 2,
+    prepare: async () => {
+      await createMany(proc.url, count, TASK_CREATE('bench'), idField, settings.connections)
+    },
+  })
+  const subjects: Subject[] = [
+    subject('bernstein-a2a sqlite', b.sqlite),
+    ...(b.normal ? [subject('bernstein-a2a sqlite NORMAL', b.normal)] : []),
+    ...(b.postgres ? [subject('bernstein-a2a postgres', b.postgres)] : []),
+  ]
+  try {
+    return await runCase('lifecycle', `claim-next + complete (${count} tasks per run; ops = lifecycles)`, subjects, settings, log)
+  } finally {
+    await stopAll()
+  }
+}
+
+async function scaleCase(command: ServerCommand, settings: Settings, sizes: readonly number[], budget: number): Promise<{ summary: CaseSummary; seeded: Record<string, number> }> {
+  log('\n# seeding stores for: GET latency by store size')
+  const seeded: Record<string, number> = {}
+  const prepared: { label: string; dataDir: string; ids: string[] }[] = []
+  for (const size of sizes) {
+    const dataDir = tempDir(`scale-${size}`)
+    // Run the server once to migrate and to write one real task pair (the template), then stop it and seed.
+    const first = await started(startBernstein({ name: 'bernstein-a2a sqlite', command, dataDir }))
+    const [template] = await createMany(first.url, 1, SEND_REQUEST, idField, 1)
+    await first.stop()
+    running.delete(first)
+    const result = seedTasks(join(dataDir, 'bernstein-a2a.sqlite'), template as string, size, budget, 10_000)
+    const label = `${size.toExponential(0)} tasks`
+    seeded[label] = result.seeded + 1
+    log(`  seeded ${result.seeded} task pairs for ${label} in ${result.seconds.toFixed(1)} s${result.seeded < size ? ' (time budget reached)' : ''}`)
+    prepared.push({ label, dataDir, ids: result.sampleIds })
+  }
+  const subjects: Subject[] = []
+  for (const p of prepared) {
+    const proc = await started(startBernstein({ name: `bernstein-a2a sqlite ${p.label}`, command, dataDir: p.dataDir }))
+    subjects.push({ label: p.label, proc, requests: getRequests(p.ids, true) })
+  }
+  try {
+    const summary = await runCase('scale', 'GET /a2a/tasks/{id} by store size (SQLite, ids spread over the table)', subjects, settings, log)
+    return { summary, seeded }
+  } finally {
+    await stopAll()
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2))
+  const { settings } = options
+  const startedAt = new Date()
+  const load = loadavg()
+  log(`bernstein-a2a benchmark (${options.quick ? 'quick' : 'full'}): ${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} round(s), warm-up ${settings.warmup} s`)
+  const compiled = options.build ? build() : true
+  const command = bernsteinCommand(compiled)
+  log(`bernstein-a2a runs as: node ${command.args.map((a) => a.replace(ROOT + '/', '')).join(' ')}`)
+
+  const adminUrl = process.env['TEST_DATABASE_URL']?.trim() || null
+  const notes: string[] = []
+  if (adminUrl) {
+    db = await createBenchDatabase(adminUrl)
+    log(`PostgreSQL: a dedicated database for this run (dropped at the end)`)
+  } else {
+    notes.push('PostgreSQL figures are absent: TEST_DATABASE_URL was not set.')
+    log('PostgreSQL: skipped (TEST_DATABASE_URL is not set)')
+  }
+
+  const cases: CaseSummary[] = []
+  const micro: MicroResult[] = []
+  let ready: { wall: number[]; cpu: number[] } = { wall: [], cpu: [] }
+  let seeded: Record<string, number> = {}
+  try {
+    if (options.only.has('startup')) ready = await startupCase(command, options.startups)
+    if (options.only.has('send')) cases.push(await sendCase(command, db, settings))
+    if (options.only.has('get')) cases.push(await getCase(command, db, settings, options.quick ? 200 : 1000))
+    if (options.only.has('lifecycle')) cases.push(await lifecycleCase(command, db, settings, options.quick ? 300 : 2000))
+    if (options.only.has('scale')) {
+      const scale = await scaleCase(command, settings, options.sizes, options.seedBudgetSeconds)
+      cases.push(scale.summary)
+      seeded = scale.seeded
+    }
+    if (options.only.has('micro')) {
+      log('\n## micro-benchmarks (in process, interleaved with the raw primitive)')
+      micro.push(await cardVerification(options.cardIterations, options.microRounds))
+      micro.push(await chainVerification(options.chainEntries, Math.max(3, Math.floor(options.microRounds / 2))))
+      for (const m of micro) log(`  ${m.name.padEnd(34)} ${m.subjectOps.toFixed(0)}/s vs raw ${m.baselineOps.toFixed(0)}/s`)
+    }
+  } finally {
+    await stopAll()
+    if (db) await db.drop().catch((error: unknown) => log(`could not drop the benchmark database: ${String(error)}`))
+    cleanupDirs()
+  }
+
+  if (!command.compiled) notes.push('bernstein-a2a ran from its TypeScript sources through tsx (the build failed or was skipped).')
+  notes.push('Express and the A2A SDK run from scripts/bench through tsx (same code after loading; their RSS includes the loader).')
+  notes.push('autocannon runs in the harness process on the same machine, so every system shares the cores with its load generator.')
+  for (const [label, n] of Object.entries(seeded)) notes.push(`GET by store size: ${n} task pairs stored for "${label}".`)
+  const readyMedian = median(ready.wall)
+  const { ratios, targets } = ratiosAndTargets(cases, micro, readyMedian, median(ready.cpu), options.only.has('scale') ? options.sizes : [])
+  const report: Report = {
+    generatedAt: startedAt.toISOString(),
+    mode: options.quick ? 'quick' : 'full',
+    machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', loadAverage: load },
+    settings: { ...settings },
+    cases,
+    micro,
+    startup: { readyMs: ready.wall, medianMs: readyMedian, cpuMs: ready.cpu, medianCpuMs: median(ready.cpu) },
+    ratios,
+    targets,
+    notes,
+  }
+  const dir = join(ROOT, 'bench')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'results.json'), JSON.stringify(report, null, 2) + '\n')
+  const md = markdown(report)
+  writeFileSync(join(dir, 'results.md'), md)
+  log('\n' + md)
+  log('written: bench/results.json, bench/results.md')
+}
+
+const interrupted = (): void => {
+  void stopAll()
+    .then(() => db?.drop())
+    .catch(() => {})
+    .finally(() => {
+      cleanupDirs()
+      process.exit(130)
+    })
+}
+process.once('SIGINT', interrupted)
+process.once('SIGTERM', interrupted)
+
+main().then(
+  () => process.exit(0),
+  async (error: unknown) => {
+    process.stderr.write(`benchmark harness failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    await stopAll()
+    cleanupDirs()
+    process.exit(1)
+  },
+)

@@ -1,0 +1,123 @@
+/** The results table, the ratios and the targets (PASS/MISS lines, never a failure), as Markdown and JSON. */
+import type { CaseSummary, SubjectSummary } from './cases.js'
+import type { MicroResult } from './micro.js'
+
+export interface Ratio {
+  readonly name: string
+  readonly value: number
+  readonly meaning: string
+}
+
+export interface Target {
+  readonly name: string
+  /** null when the case was not run (or a system was absent): reported as SKIP. */
+  readonly pass: boolean | null
+  readonly measured: string
+  readonly goal: string
+}
+
+export interface Report {
+  readonly generatedAt: string
+  readonly mode: 'quick' | 'full'
+  readonly machine: { readonly node: string; readonly cpus: number; readonly cpuModel: string; readonly loadAverage: readonly number[] }
+  readonly settings: Record<string, unknown>
+  readonly cases: readonly CaseSummary[]
+  readonly micro: readonly MicroResult[]
+  readonly startup: { readonly readyMs: readonly number[]; readonly medianMs: number; readonly cpuMs: readonly number[]; readonly medianCpuMs: number }
+  readonly ratios: readonly Ratio[]
+  readonly targets: readonly Target[]
+  readonly notes: readonly string[]
+}
+
+const fmt = (n: number, digits = 0): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
+const pct = (n: number): string => (Number.isFinite(n) ? `${(n * 100).toFixed(0)} %` : 'n/a')
+
+export function find(cases: readonly CaseSummary[], caseName: string, label: string): SubjectSummary | undefined {
+  return cases.find((c) => c.name === caseName)?.subjects.find((s) => s.label === label)
+}
+
+export function markdown(report: Report): string {
+  const lines: string[] = []
+  lines.push(`# Benchmark results (${report.mode})`)
+  lines.push('')
+  lines.push(
+    `${report.generatedAt}; Node ${report.machine.node}, ${report.machine.cpus} × ${report.machine.cpuModel}, load average at start ${report.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}. ` +
+      `Settings: ${Object.entries(report.settings)
+        .map(([k, v]) => `${k} ${String(v)}`)
+        .join(', ')}.`,
+  )
+  lines.push('')
+  lines.push('| case | system | ops/s | p50 ms | p99 ms | peak RSS MB |')
+  lines.push('|---|---|---:|---:|---:|---:|')
+  for (const c of report.cases) {
+    for (const s of c.subjects) lines.push(`| ${c.title} | ${s.label} | ${fmt(s.rps)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${fmt(s.peakRssMb)} |`)
+  }
+  lines.push('')
+  lines.push('| micro-benchmark | bernstein-a2a ops/s | raw primitive ops/s | ratio |')
+  lines.push('|---|---:|---:|---:|')
+  for (const m of report.micro) lines.push(`| ${m.name} (${m.iterations} × ${m.rounds} rounds) | ${fmt(m.subjectOps)} | ${fmt(m.baselineOps)} | ${pct(m.subjectOps / m.baselineOps)} |`)
+  lines.push('')
+  lines.push(
+    `Ready to serve (spawn → first 200 on /health/ready, fresh SQLite data directory): median ${fmt(report.startup.medianMs)} ms ` +
+      `(${report.startup.readyMs.map((ms) => fmt(ms)).join(', ')} ms), of which the server's own CPU time ${fmt(report.startup.medianCpuMs)} ms.`,
+  )
+  lines.push('')
+  lines.push('## Ratios')
+  lines.push('')
+  for (const r of report.ratios) lines.push(`- **${r.name}**: ${fmt(r.value, 2)}× (${r.meaning})`)
+  lines.push('')
+  lines.push('## Targets')
+  lines.push('')
+  lines.push('```')
+  for (const t of report.targets) lines.push(`${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.pass === null ? 'not measured in this run' : t.measured} (goal ${t.goal})`)
+  lines.push('```')
+  if (report.notes.length > 0) {
+    lines.push('')
+    for (const n of report.notes) lines.push(`- ${n}`)
+  }
+  lines.push('')
+  return lines.join('\n')
+}
+
+export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly MicroResult[], readyMedianMs: number, readyCpuMs: number, scaleSizes: readonly number[]): { ratios: Ratio[]; targets: Target[] } {
+  const ratios: Ratio[] = []
+  const targets: Target[] = []
+  const ratio = (name: string, a: SubjectSummary | undefined, b: SubjectSummary | undefined, meaning: string): number => {
+    const value = a && b ? a.rps / b.rps : Number.NaN
+    if (a && b) ratios.push({ name, value, meaning })
+    return value
+  }
+  const sendSdk = ratio('send ÷ SDK SendMessage', find(cases, 'send', 'bernstein-a2a sqlite'), find(cases, 'send', 'a2a-sdk SendMessage'), 'throughput of a signed, durable, validated send against the official SDK answering from memory')
+  const sendExpress = ratio('send ÷ bare express', find(cases, 'send', 'bernstein-a2a sqlite'), find(cases, 'send', 'express'), 'share of the framework ceiling kept while doing the real work')
+  ratio('send (synchronous=NORMAL) ÷ send (FULL)', find(cases, 'send', 'bernstein-a2a sqlite NORMAL'), find(cases, 'send', 'bernstein-a2a sqlite'), 'what fsync on every commit costs')
+  ratio('send PostgreSQL ÷ SDK SendMessage', find(cases, 'send', 'bernstein-a2a postgres'), find(cases, 'send', 'a2a-sdk SendMessage'), 'the same against the SDK, on PostgreSQL')
+  const getExpress = ratio('GET ÷ bare express', find(cases, 'get', 'bernstein-a2a sqlite'), find(cases, 'get', 'express'), 'an authenticated, validated read from the database against a Map lookup')
+  ratio('GET ÷ SDK GetTask', find(cases, 'get', 'bernstein-a2a sqlite'), find(cases, 'get', 'a2a-sdk GetTask'), 'against the SDK reading its in-memory store')
+  ratio('GET PostgreSQL ÷ bare express', find(cases, 'get', 'bernstein-a2a postgres'), find(cases, 'get', 'express'), 'the same on PostgreSQL')
+  ratio('lifecycle PostgreSQL ÷ SQLite', find(cases, 'lifecycle', 'bernstein-a2a postgres'), find(cases, 'lifecycle', 'bernstein-a2a sqlite'), 'claim-next + complete on the two engines')
+
+  targets.push({ name: 'send ≥ 1.0× the SDK SendMessage', pass: sendSdk >= 1, measured: `${fmt(sendSdk, 2)}×`, goal: '≥ 1.00×' })
+  targets.push({ name: 'send ≥ 40 % of bare express', pass: sendExpress >= 0.4, measured: pct(sendExpress), goal: '≥ 40 %' })
+  targets.push({ name: 'GET ≥ 60 % of bare express', pass: getExpress >= 0.6, measured: pct(getExpress), goal: '≥ 60 %' })
+
+  const smallest = scaleSizes[0]
+  const largest = scaleSizes[scaleSizes.length - 1]
+  if (smallest !== undefined && largest !== undefined && smallest !== largest) {
+    const lo = find(cases, 'scale', `${smallest.toExponential(0)} tasks`)
+    const hi = find(cases, 'scale', `${largest.toExponential(0)} tasks`)
+    const value = lo && hi ? hi.p99 / lo.p99 : Number.NaN
+    ratios.push({ name: `GET p99 at ${largest.toExponential(0)} ÷ at ${smallest.toExponential(0)} stored tasks`, value, meaning: 'how read latency grows with the store' })
+    targets.push({ name: `GET p99 at ${largest.toExponential(0)} tasks ≤ 1.3× p99 at ${smallest.toExponential(0)}`, pass: value <= 1.3, measured: `${fmt(value, 2)}×`, goal: '≤ 1.30×' })
+  }
+  for (const m of micro) {
+    const value = m.subjectOps / m.baselineOps
+    ratios.push({ name: `${m.name} ÷ raw`, value, meaning: m.name.startsWith('capability') ? 'full card verification against one node:crypto Ed25519 verify' : 'parse, schema, canonical payload, hash and HMAC against hashing the same bytes' })
+    const goal = m.name.startsWith('capability') ? 0.8 : 0.5
+    targets.push({ name: `${m.name} ≥ ${goal * 100} % of raw`, pass: value >= goal, measured: pct(value), goal: `≥ ${goal * 100} %` })
+  }
+  const rss = cases.flatMap((c) => c.subjects.filter((s) => s.system.startsWith('bernstein')).map((s) => s.peakRssMb)).filter(Number.isFinite)
+  const peak = rss.length > 0 ? Math.max(...rss) : Number.NaN
+  targets.push({ name: 'peak RSS of bernstein-a2a under load < 200 MB', pass: peak < 200, measured: `${fmt(peak)} MB`, goal: '< 200 MB' })
+  targets.push({ name: 'ready to serve < 1 s after start (SQLite)', pass: readyMedianMs < 1000, measured: `${fmt(readyMedianMs)} ms wall, ${fmt(readyCpuMs)} ms of its own CPU`, goal: '< 1000 ms' })
+  return { ratios, targets: targets.map((t) => (t.measured.startsWith('n/a') ? { ...t, pass: null } : t)) }
+}

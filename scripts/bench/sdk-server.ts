@@ -1,0 +1,61 @@
+/**
+ * What a user would pick instead: the official A2A JS SDK (@a2a-js/sdk) serving JSON-RPC v1.0 over Express with
+ * its in-memory task store and a trivial executor that completes every task at once (SendMessage returns the
+ * completed task). Usage: PORT=<port> node --import tsx sdk-server.ts
+ */
+import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server'
+import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
+import { type AgentCard, TaskState } from '@a2a-js/sdk'
+import express from 'express'
+
+const port = Number(process.env['PORT'] ?? '0')
+
+const card: AgentCard = {
+  name: 'bench-agent',
+  description: 'Completes every task at once',
+  supportedInterfaces: [{ url: `http://127.0.0.1:${port}/`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+  provider: undefined,
+  version: '1.0.0',
+  capabilities: { streaming: false, pushNotifications: false, extensions: [] },
+  securitySchemes: {},
+  securityRequirements: [],
+  defaultInputModes: ['text/plain'],
+  defaultOutputModes: ['text/plain'],
+  skills: [],
+  signatures: [],
+}
+
+const executor: AgentExecutor = {
+  async execute(context, bus) {
+    const timestamp = new Date().toISOString()
+    bus.publish(
+      AgentEvent.task({
+        id: context.taskId,
+        contextId: context.contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp },
+        artifacts: [],
+        history: [context.userMessage],
+        metadata: undefined,
+      }),
+    )
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: context.taskId,
+        contextId: context.contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp },
+        metadata: undefined,
+      }),
+    )
+    bus.finished()
+  },
+  async cancelTask() {},
+}
+
+const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor)
+const app = express()
+app.get('/health/ready', (_req, res) => {
+  res.json({ status: 'ready' })
+})
+app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+const server = app.listen(port, '127.0.0.1')
+process.on('SIGTERM', () => server.close(() => process.exit(0)))

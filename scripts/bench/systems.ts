@@ -1,0 +1,120 @@
+/**
+ * The systems under test, each started as its own process on loopback:
+ * - bernstein-a2a itself (compiled `dist/cli/main.js serve` when the build is there, else the sources through tsx)
+ *   with production settings: authentication on, response validation on, rate limits off, log level warn;
+ * - bare Express 5 (the framework's ceiling) and the official A2A JS SDK (what users would pick instead), both from
+ *   scripts/bench through tsx.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { type RunningProcess, freePort, startProcess } from './proc.js'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const BENCH_TOKEN = 'bench-operator-token-0123456789abcdef'
+export const AUTH_HEADERS: Readonly<Record<string, string>> = { authorization: `Bearer ${BENCH_TOKEN}` }
+
+export interface ServerCommand {
+  readonly command: string
+  readonly args: readonly string[]
+  readonly compiled: boolean
+}
+
+/** How bernstein-a2a is launched: the compiled build when present, else TypeScript through tsx. */
+export function bernsteinCommand(preferCompiled: boolean): ServerCommand {
+  const compiled = join(ROOT, 'dist', 'cli', 'main.js')
+  if (preferCompiled && existsSync(compiled)) return { command: process.execPath, args: [compiled, 'serve'], compiled: true }
+  return { command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], compiled: false }
+}
+
+export interface BernsteinOptions {
+  readonly name: string
+  readonly command: ServerCommand
+  readonly dataDir: string
+  readonly databaseUrl?: string
+  readonly sqliteSynchronous?: 'full' | 'normal'
+}
+
+export async function startBernstein(options: BernsteinOptions): Promise<RunningProcess> {
+  const port = await freePort()
+  return startProcess({
+    name: options.name,
+    command: options.command.command,
+    args: options.command.args,
+    port,
+    readyPath: '/health/ready',
+    env: {
+      NODE_ENV: 'production',
+      BERNSTEIN_HOST: '127.0.0.1',
+      BERNSTEIN_PORT: String(port),
+      BERNSTEIN_DATA_DIR: options.dataDir,
+      BERNSTEIN_AUTH_TOKEN: BENCH_TOKEN,
+      BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN: '0',
+      BERNSTEIN_RATE_LIMIT_READ_PER_MIN: '0',
+      BERNSTEIN_LOG_LEVEL: 'warn',
+      BERNSTEIN_SQLITE_SYNCHRONOUS: options.sqliteSynchronous ?? 'full',
+      ...(options.databaseUrl !== undefined && { DATABASE_URL: options.databaseUrl }),
+    },
+  })
+}
+
+async function startScript(name: string, script: string): Promise<RunningProcess> {
+  const port = await freePort()
+  return startProcess({
+    name,
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'scripts', 'bench', script)],
+    port,
+    readyPath: '/health/ready',
+    env: { NODE_ENV: 'production', PORT: String(port) },
+  })
+}
+
+export const startExpress = (): Promise<RunningProcess> => startScript('express', 'express-server.ts')
+export const startSdk = (): Promise<RunningProcess> => startScript('a2a-sdk', 'sdk-server.ts')
+
+/** Temporary directories made by this run, removed by {@link cleanupDirs}. */
+const dirs: string[] = []
+
+export function tempDir(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `bernstein-bench-${label}-`))
+  dirs.push(dir)
+  return dir
+}
+
+export function cleanupDirs(): void {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+}
+
+/** A dedicated PostgreSQL database for one run (dropped by `drop`), on the server of TEST_DATABASE_URL. */
+export interface BenchDatabase {
+  readonly url: string
+  drop(): Promise<void>
+}
+
+export async function createBenchDatabase(adminUrl: string): Promise<BenchDatabase> {
+  const name = `bernstein_bench_${process.pid}_${Date.now().toString(36)}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = new URL(adminUrl)
+  url.pathname = '/' + name
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    },
+  }
+}
