@@ -21,6 +21,12 @@ export interface Config {
   readonly metricsToken: string | null
   readonly databaseUrl: string | null
   readonly sqliteSynchronous: SqliteSynchronous
+  /** PostgreSQL pool: connections per process, connect/checkout timeout, statement timeout (0 = none). */
+  readonly dbPoolSize: number
+  readonly dbConnectTimeoutMs: number
+  readonly dbStatementTimeoutMs: number
+  /** Apply pending migrations at start (default); when off, a server with pending migrations refuses to start. */
+  readonly migrateOnStart: boolean
   readonly validateResponses: boolean
   readonly logLevel: LogLevel
   /** CIDRs allowed to call non-public paths; empty means no allowlist. Loopback is always allowed. */
@@ -77,6 +83,14 @@ function count(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw.trim() === '') return fallback
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number (0 disables), got '${raw}'`)
   return Number(raw.trim())
+}
+
+function bounded(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = Number(raw.trim())
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got '${raw}'`)
+  return value
 }
 
 /** Comma-separated addresses or CIDRs, each checked by Node's own parser so that a typo fails at start. */
@@ -195,6 +209,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     metricsToken,
     databaseUrl,
     sqliteSynchronous: oneOf(env, 'BERNSTEIN_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
+    dbPoolSize: bounded(env, 'BERNSTEIN_DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutMs: bounded(env, 'BERNSTEIN_DB_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
+    dbStatementTimeoutMs: bounded(env, 'BERNSTEIN_DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),
+    migrateOnStart: flag(env, 'BERNSTEIN_MIGRATE_ON_START', true),
     validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),
     logLevel: oneOf(env, 'BERNSTEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     allowedIps: Object.freeze(cidrs(env, 'BERNSTEIN_ALLOWED_IPS')),

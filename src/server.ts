@@ -4,10 +4,10 @@ import { resolveOperatorToken, secretsEqual } from './auth/operator-token.js'
 import type { Config } from './config.js'
 import type { TokenIdentity } from './http/caller.js'
 import type { Logger } from './logger.js'
-import { RateLimiterMemory } from 'rate-limiter-flexible'
+import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible'
 import type { Bucket, BucketLimiter } from './http/rate-limit.js'
 import { randomIds, systemClock } from './runtime.js'
-import { connect, migrateToLatest } from './store/connect.js'
+import { type Connection, connect, databaseOptions, migrateToLatest, pendingMigrations } from './store/connect.js'
 import { ensureAuditKey } from './lineage/audit-key.js'
 import { ReceiptAttestor } from './attestation/receipt-attestor.js'
 import { NodeIdentity, type NodeProfile } from './identity/node-identity.js'
@@ -74,11 +74,64 @@ function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): 
   }
 }
 
-function rateLimiters(config: Config): Partial<Record<Bucket, BucketLimiter>> {
+/** The table the PostgreSQL limiter store keeps its counters in (created by rate-limiter-flexible on first use). */
+export const RATE_LIMIT_TABLE = 'rate_limits'
+
+/** A limiter whose counters live in PostgreSQL, once its table exists; a memory limiter covers store outages. */
+function postgresLimiter(pool: object, keyPrefix: string, points: number): Promise<BucketLimiter> {
+  return new Promise((resolve, reject) => {
+    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
+      {
+        storeClient: pool,
+        storeType: 'pool',
+        tableName: RATE_LIMIT_TABLE,
+        keyPrefix,
+        points,
+        duration: 60,
+        // While the database is unreachable each replica counts on its own rather than not at all.
+        insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: 60 }),
+      },
+      (error?: unknown) => (error ? reject(error) : resolve(limiter)),
+    )
+  })
+}
+
+/**
+ * The per-client limiters. On PostgreSQL their counters are shared by every replica (one budget per client
+ * however requests are balanced); on SQLite, a single process, they are in memory.
+ */
+export async function rateLimiters(
+  limits: Pick<Config, 'rateLimitWritePerMin' | 'rateLimitReadPerMin'>,
+  connection: Pick<Connection, 'sharedPool'>,
+): Promise<Partial<Record<Bucket, BucketLimiter>>> {
+  const make = (keyPrefix: Bucket, points: number): Promise<BucketLimiter> =>
+    connection.sharedPool ? postgresLimiter(connection.sharedPool, keyPrefix, points) : Promise.resolve(new RateLimiterMemory({ keyPrefix, points, duration: 60 }))
   const limiters: Partial<Record<Bucket, BucketLimiter>> = {}
-  if (config.rateLimitWritePerMin > 0) limiters.default_write = new RateLimiterMemory({ keyPrefix: 'default_write', points: config.rateLimitWritePerMin, duration: 60 })
-  if (config.rateLimitReadPerMin > 0) limiters.default_read = new RateLimiterMemory({ keyPrefix: 'default_read', points: config.rateLimitReadPerMin, duration: 60 })
+  if (limits.rateLimitWritePerMin > 0) limiters.default_write = await make('default_write', limits.rateLimitWritePerMin)
+  if (limits.rateLimitReadPerMin > 0) limiters.default_read = await make('default_read', limits.rateLimitReadPerMin)
   return limiters
+}
+
+/** The server cannot start as configured (e.g. migrations pending with BERNSTEIN_MIGRATE_ON_START=0). */
+export class StartupError extends Error {
+  override readonly name = 'StartupError'
+}
+
+async function prepareSchema(connection: Connection, migrateOnStart: boolean, logger: Logger): Promise<void> {
+  if (migrateOnStart) {
+    const migrated = await migrateToLatest(connection)
+    if (migrated.error) throw migrated.error
+    const applied = (migrated.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+    if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`)
+    return
+  }
+  const pending = await pendingMigrations(connection)
+  if (pending.length > 0) {
+    throw new StartupError(
+      `${pending.length} database migration(s) pending (${pending.join(', ')}) and BERNSTEIN_MIGRATE_ON_START=0: ` +
+        'run `bernstein-a2a db migrate` with the same DATABASE_URL first, then start the server',
+    )
+  }
 }
 
 /**
@@ -86,11 +139,14 @@ function rateLimiters(config: Config): Partial<Record<Bucket, BucketLimiter>> {
  * below it receives its dependencies; only this module and the CLI touch the process.
  */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const connection = connect({ url: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous })
-  const migrated = await migrateToLatest(connection)
-  if (migrated.error) {
+  const connection = connect(databaseOptions(config))
+  let limiters: Partial<Record<Bucket, BucketLimiter>>
+  try {
+    await prepareSchema(connection, config.migrateOnStart, logger)
+    limiters = await rateLimiters(config, connection)
+  } catch (error) {
     await connection.close()
-    throw migrated.error
+    throw error
   }
   const store = new Store(connection)
 
@@ -125,7 +181,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     validateResponses: config.validateResponses,
     logger,
     network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
-    rateLimiters: rateLimiters(config),
+    rateLimiters: limiters,
     rateLimitLoopback: config.rateLimitLoopback,
     metricsRegistry: metrics.registry,
     inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },

@@ -1,5 +1,5 @@
 import { type Config, loadConfig } from '../config.js'
-import { connect, migrateToLatest } from '../store/connect.js'
+import { connect, databaseOptions, migrateToLatest } from '../store/connect.js'
 import { Store } from '../store/store.js'
 
 /**
@@ -8,7 +8,7 @@ import { Store } from '../store/store.js'
  */
 export async function withStore<T>(work: (store: Store, config: Config) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig()
-  const connection = connect({ url: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous })
+  const connection = connect(databaseOptions(config))
   try {
     if (options.migrate !== false) {
       const result = await migrateToLatest(connection)

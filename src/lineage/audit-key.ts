@@ -5,7 +5,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /** Why a key file could not be used. */
@@ -63,9 +63,10 @@ export function readAuditKey(path: string, options: ReadAuditKeyOptions = {}): B
 }
 
 /**
- * Returns the key at `path`, creating it first if absent: 32 random bytes written as 64 hex characters, in a file
- * opened with `wx` and mode 0600 (never widened then narrowed), inside a directory created 0700. When another process
- * wins the creation race, its key is read and returned.
+ * Returns the key at `path`, creating it first if absent: 32 random bytes written as 64 hex characters into a
+ * temporary file opened with `wx` and mode 0600 (never widened then narrowed), inside a directory created 0700,
+ * and only then linked under its real name. Replicas sharing a data directory may start at the same moment: the
+ * name never shows a partly written key, and the process that loses the link race reads the winner's key.
  */
 export function ensureAuditKey(path: string): Buffer {
   try {
@@ -75,19 +76,23 @@ export function ensureAuditKey(path: string): Buffer {
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   const key = Buffer.from(randomBytes(32).toString('hex'), 'ascii')
-  let fd: number
-  try {
-    fd = openSync(path, 'wx', 0o600)
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'EEXIST') return readAuditKey(path)
-    throw error
-  }
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  const fd = openSync(temporary, 'wx', 0o600)
   try {
     writeSync(fd, key)
+    fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
-  // The umask can only remove bits, but re-assert in case the filesystem ignored the mode.
-  chmodSync(path, 0o600)
+  try {
+    // The umask can only remove bits, but re-assert in case the filesystem ignored the mode.
+    chmodSync(temporary, 0o600)
+    linkSync(temporary, path)
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EEXIST') return readAuditKey(path)
+    throw error
+  } finally {
+    unlinkSync(temporary)
+  }
   return key
 }

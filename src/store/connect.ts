@@ -1,11 +1,18 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationResultSet } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely'
 import pg from 'pg'
 import type { Database } from './database.js'
 import type { Engine } from './engine.js'
 import { migrationProvider } from './migrations/index.js'
+import { guardedPool } from './pg-pool.js'
+import { asUnavailable } from './unavailable.js'
+
+/** PostgreSQL pool defaults (BERNSTEIN_DB_POOL_SIZE, BERNSTEIN_DB_CONNECT_TIMEOUT_MS, BERNSTEIN_DB_STATEMENT_TIMEOUT_MS). */
+export const DEFAULT_POOL_SIZE = 10
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
 
 export interface DatabaseOptions {
   /** A `postgres://` URL, or null for the embedded SQLite file in `dataDir`. */
@@ -15,8 +22,11 @@ export interface DatabaseOptions {
   readonly sqliteSynchronous?: 'full' | 'normal'
   /** SQLite only: an explicit file (`:memory:` for throwaway stores). */
   readonly sqliteFile?: string
+  /** PostgreSQL only: connections per process (each replica has its own pool). */
   readonly poolSize?: number
+  /** PostgreSQL only: how long to wait for a new connection, or for a free one when the pool is busy. */
   readonly connectTimeoutMs?: number
+  /** PostgreSQL only: server-side `statement_timeout` (0 disables); the client gives up this plus the connect timeout later. */
   readonly statementTimeoutMs?: number
   /** PostgreSQL schema to use (tests isolate themselves in one). */
   readonly schema?: string
@@ -27,22 +37,56 @@ export interface Connection {
   readonly engine: Engine
   /** The PostgreSQL schema in use, when not the default one. */
   readonly schema?: string
+  /**
+   * PostgreSQL only: the underlying `pg.Pool`, for libraries that keep shared state in the database (the rate
+   * limiter). Opaque on purpose: nothing outside src/store may depend on the driver. Null on SQLite.
+   */
+  readonly sharedPool: object | null
   close(): Promise<void>
+}
+
+/** The configuration fields that choose and tune the database (a subset of `Config`). */
+export interface DatabaseSettings {
+  readonly databaseUrl: string | null
+  readonly dataDir: string
+  readonly sqliteSynchronous: 'full' | 'normal'
+  readonly dbPoolSize: number
+  readonly dbConnectTimeoutMs: number
+  readonly dbStatementTimeoutMs: number
+}
+
+/** The connection options the server and the CLI derive from the configuration. */
+export function databaseOptions(settings: DatabaseSettings): DatabaseOptions {
+  return {
+    url: settings.databaseUrl,
+    dataDir: settings.dataDir,
+    sqliteSynchronous: settings.sqliteSynchronous,
+    poolSize: settings.dbPoolSize,
+    connectTimeoutMs: settings.dbConnectTimeoutMs,
+    statementTimeoutMs: settings.dbStatementTimeoutMs,
+  }
 }
 
 export function connect(options: DatabaseOptions): Connection {
   if (options.url) {
+    const connectTimeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+    const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
-      statement_timeout: options.statementTimeoutMs ?? 30_000,
+      // Parameters in the URL (application_name, options, ...) take precedence over these.
+      application_name: 'bernstein-a2a',
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      connectionTimeoutMillis: connectTimeout,
+      keepAlive: true,
+      // The server cancels a statement after statement_timeout; query_timeout is the client's own limit for when
+      // the answer never comes back (a network that drops packets instead of refusing).
+      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + connectTimeout } : {}),
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
     })
     // An idle client losing its server must not crash the process; the next query reports the failure.
     pool.on('error', () => {})
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    return { db, engine: 'postgres', ...(options.schema && { schema: options.schema }), close: () => db.destroy() }
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) })
+    return { db, engine: 'postgres', ...(options.schema && { schema: options.schema }), sharedPool: pool, close: () => db.destroy() }
   }
   let file = options.sqliteFile
   if (file === undefined) {
@@ -55,24 +99,40 @@ export function connect(options: DatabaseOptions): Connection {
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
-  return { db, engine: 'sqlite', close: () => db.destroy() }
+  return { db, engine: 'sqlite', sharedPool: null, close: () => db.destroy() }
 }
 
-function migrator(connection: Connection): Migrator {
+async function migrator(connection: Connection): Promise<Migrator> {
   // Kysely looks for its bookkeeping tables across all schemas unless told which one; name ours explicitly so
-  // one database can hold several isolated deployments (and test runs) side by side.
+  // one database can hold several isolated deployments (and test runs) side by side. Without an explicit schema
+  // option that is the session's current schema (search_path, possibly set in DATABASE_URL's `options`).
+  let schema = connection.schema
+  if (schema === undefined && connection.engine === 'postgres') {
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(connection.db)
+    schema = rows[0]?.schema ?? undefined
+  }
   return new Migrator({
     db: connection.db,
     provider: migrationProvider(connection.engine),
-    ...(connection.schema && { migrationTableSchema: connection.schema }),
+    ...(schema && { migrationTableSchema: schema }),
   })
 }
 
+/**
+ * Applies pending migrations. Safe to run from several processes at once: on PostgreSQL Kysely serialises them
+ * with an advisory lock and the later ones find nothing left to do; SQLite serialises writers anyway.
+ */
 export async function migrateToLatest(connection: Connection): Promise<MigrationResultSet> {
-  return migrator(connection).migrateToLatest()
+  const result = await (await migrator(connection)).migrateToLatest()
+  return result.error === undefined ? result : { ...result, error: asUnavailable(result.error) }
 }
 
 export async function migrationStatus(connection: Connection): Promise<{ name: string; executedAt: Date | null }[]> {
-  const all = await migrator(connection).getMigrations()
+  const all = await (await migrator(connection)).getMigrations()
   return all.map((m) => ({ name: m.name, executedAt: m.executedAt ?? null }))
+}
+
+/** Names of the migrations not yet applied, in order. */
+export async function pendingMigrations(connection: Connection): Promise<string[]> {
+  return (await migrationStatus(connection)).filter((m) => m.executedAt === null).map((m) => m.name)
 }

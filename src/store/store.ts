@@ -7,6 +7,11 @@ import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
 import { TokenRepository } from './token.repository.js'
+import { DatabaseUnavailable } from './unavailable.js'
+
+/** PostgreSQL gave up on a transaction to break a deadlock or a serialization conflict; running it again is safe. */
+const RETRYABLE = new Set(['40P01', '40001'])
+const MAX_ATTEMPTS = 3
 
 /** Every repository, bound to one connection or one transaction. */
 export interface Repositories {
@@ -39,15 +44,32 @@ export class Store {
     return this.#connection.engine
   }
 
-  /** One transaction per mutation: everything `work` writes commits together or not at all. */
+  /**
+   * One transaction per mutation: everything `work` writes commits together or not at all. When PostgreSQL aborts
+   * it as a deadlock victim (replicas taking row and chain locks in different orders), it is run again from the
+   * start, so `work` must only touch the database through `repos`. A lost connection surfaces as a
+   * `DatabaseUnavailable` (503) and is not retried here: the caller cannot know whether the commit happened.
+   */
   async transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
-    return this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine)))
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine)))
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code
+        if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error
+      }
+    }
   }
 
-  /** Throws when the database does not answer. */
+  /** Throws when the database does not answer; the message says why without naming hosts or addresses. */
   async ping(): Promise<void> {
-    await sql`select 1`.execute(this.#connection.db)
+    try {
+      await sql`select 1`.execute(this.#connection.db)
+    } catch (error) {
+      if (error instanceof DatabaseUnavailable) throw new Error(error.reason, { cause: error })
+      throw error
+    }
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,7 @@ import { TokenService } from '../../src/tokens/token.service.js'
 import { ReceiptAttestor } from '../../src/attestation/receipt-attestor.js'
 import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity.js'
 import { type NodeKeys, loadNodeKeys } from '../../src/identity/node-keys.js'
-import { type TestEngine, createTestDatabase } from './engines.js'
+import { type TestDatabase, type TestEngine, createTestDatabase } from './engines.js'
 import { PrometheusMetrics } from '../../src/http/metrics.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
@@ -41,6 +41,8 @@ export interface TestAppOptions extends Partial<Omit<AppDeps, 'store'>> {
   /** False: no receipt key material, every A2A response goes out unattested. */
   readonly attest?: boolean
   readonly profile?: Partial<NodeProfile>
+  /** An existing database to share with other test servers (the caller creates and drops it). */
+  readonly database?: TestDatabase
 }
 
 export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
@@ -61,7 +63,7 @@ export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
 /** The real application on a real database, listening on an ephemeral loopback port. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const engine = options.engine ?? 'sqlite'
-  const database = await createTestDatabase(engine)
+  const database = options.database ?? (await createTestDatabase(engine))
   const connection = connect(database.options)
   const migrated = await migrateToLatest(connection)
   if (migrated.error) throw migrated.error
@@ -113,7 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
         server.closeAllConnections()
       })
       await store.close()
-      await database.drop()
+      if (options.database === undefined) await database.drop()
     },
   }
 }

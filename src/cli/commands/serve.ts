@@ -1,16 +1,32 @@
 import type { Command } from 'commander'
 import pino from 'pino'
-import { loadConfig } from '../../config.js'
-import { startServer } from '../../server.js'
+import { ConfigError, loadConfig } from '../../config.js'
+import { type RunningServer, StartupError, startServer } from '../../server.js'
+import { DatabaseUnavailable } from '../../store/unavailable.js'
+
+/** Problems an operator fixes get one clear line on stderr and exit code 1; anything else keeps its stack. */
+function reportStartupFailure(error: unknown): void {
+  if (error instanceof StartupError || error instanceof ConfigError) process.stderr.write(`bernstein-a2a: ${error.message}\n`)
+  else if (error instanceof DatabaseUnavailable) process.stderr.write(`bernstein-a2a: database unavailable (${error.reason}); check DATABASE_URL and that PostgreSQL is up\n`)
+  else throw error
+  process.exitCode = 1
+}
 
 export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('start the server (configuration from BERNSTEIN_* environment variables; see the README)')
     .action(async () => {
-      const config = loadConfig()
-      const logger = pino({ level: config.logLevel, base: { service: 'bernstein-a2a' } })
-      const server = await startServer(config, logger)
+      let server: RunningServer
+      let logger: pino.Logger
+      try {
+        const config = loadConfig()
+        logger = pino({ level: config.logLevel, base: { service: 'bernstein-a2a' } })
+        server = await startServer(config, logger)
+      } catch (error) {
+        reportStartupFailure(error)
+        return
+      }
       process.stdout.write(`bernstein-a2a listening on ${server.url}\n`)
       let stopping = false
       const stop = (signal: string): void => {

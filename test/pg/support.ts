@@ -1,0 +1,253 @@
+/**
+ * Shared pieces of the PostgreSQL-only suites: private schemas, real `serve` processes, an HTTP helper that
+ * times every call and never waits forever, and a loopback TCP proxy that can cut the database off.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { type Server, type Socket, createServer, connect as tcpConnect } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+
+/** The database the PostgreSQL legs run against; unset means they are skipped (and say so). */
+export const PG_URL = process.env['TEST_DATABASE_URL'] ?? null
+
+/** The name a PostgreSQL-only `describe` gets: its title, or the reason it was skipped. */
+export function pgSuiteName(title: string): string {
+  return PG_URL ? title : `PostgreSQL leg (skipped: set TEST_DATABASE_URL): ${title}`
+}
+
+/** One line on the console when a PostgreSQL-only file has nothing to run. */
+export function announceSkip(file: string): void {
+  if (!PG_URL) console.log(`[${file}] PostgreSQL leg skipped: set TEST_DATABASE_URL=postgres://user@host:port/db to run it`)
+}
+
+export const OPERATOR = 'replica-operator-token-0123456789'
+
+export interface Schema {
+  readonly name: string
+  /** `DATABASE_URL` pinned to this schema (search_path in `options`), tagged with `application_name`. */
+  url(options?: { applicationName?: string; host?: string; port?: number }): string
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>
+  drop(): Promise<void>
+}
+
+/** A fresh schema in the test database, dropped (with everything in it) by `drop()`. */
+export async function createSchema(prefix: string): Promise<Schema> {
+  if (!PG_URL) throw new Error('TEST_DATABASE_URL is not set')
+  const base = PG_URL
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`
+  const admin = new pg.Pool({ connectionString: base, max: 2 })
+  admin.on('error', () => {})
+  await admin.query(`create schema ${name}`)
+  return {
+    name,
+    url(options = {}) {
+      const url = new URL(base)
+      url.searchParams.set('options', `-c search_path=${name}`)
+      if (options.applicationName) url.searchParams.set('application_name', options.applicationName)
+      if (options.host) url.hostname = options.host
+      if (options.port) url.port = String(options.port)
+      return url.toString()
+    },
+    async query(text, values) {
+      const client = await admin.connect()
+      try {
+        await client.query(`set search_path to ${name}`)
+        return (await client.query(text, values)).rows
+      } finally {
+        client.release()
+      }
+    },
+    async drop() {
+      await admin.query(`drop schema if exists ${name} cascade`)
+      await admin.end()
+    },
+  }
+}
+
+/** The host and port of TEST_DATABASE_URL (for the proxy to forward to). */
+export function pgAddress(): { host: string; port: number } {
+  const url = new URL(PG_URL ?? 'postgres://127.0.0.1:5432/')
+  return { host: url.hostname || '127.0.0.1', port: Number(url.port || 5432) }
+}
+
+/** The environment a spawned server starts from: this process's, without any database or BERNSTEIN_ settings. */
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL' && k !== 'TEST_DATABASE_URL') env[k] = v
+  }
+  return env
+}
+
+export interface ServerProcess {
+  readonly url: string
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  alive(): boolean
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/** Runs `node --import tsx src/cli/main.ts <args>` from the repository root with `env` on top of a clean one. */
+export function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...cleanEnv(), NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+/** Starts a real `serve` process and waits for its "listening on" line. */
+export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = spawnCli(['serve'], { BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: '0', BERNSTEIN_LOG_LEVEL: 'warn', ...env })
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs)
+    const onData = (): void => {
+      const match = /listening on (http:\/\/\S+)/.exec(output)
+      if (match?.[1]) {
+        clearTimeout(timer)
+        child.stdout?.off('data', onData)
+        resolve(match[1])
+      }
+    }
+    child.stdout?.on('data', onData)
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`))
+    })
+  })
+  return {
+    url,
+    child,
+    output: () => output,
+    exited,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
+
+export interface HttpResult {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly json: unknown
+  readonly ms: number
+}
+
+/** One request with the operator token, timed; a request that takes longer than `timeoutMs` fails the test. */
+export async function http(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { headers?: Record<string, string>; timeoutMs?: number; raw?: string } = {},
+): Promise<HttpResult> {
+  const started = performance.now()
+  const headers: Record<string, string> = { authorization: `Bearer ${OPERATOR}`, ...options.headers }
+  const payload = options.raw ?? (body === undefined ? undefined : JSON.stringify(body))
+  if (payload !== undefined) headers['content-type'] ??= 'application/json'
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    ...(payload !== undefined && { body: payload }),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+  })
+  const text = await res.text()
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, headers: res.headers, text, json, ms: performance.now() - started }
+}
+
+/** Polls `probe` until it returns true, or fails after `timeoutMs`. */
+export async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000, everyMs = 100): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    if (await probe().catch(() => false)) return performance.now() - started
+    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}
+
+export type ProxyMode = 'forward' | 'refuse' | 'blackhole'
+
+/**
+ * A loopback TCP proxy in front of PostgreSQL that can simulate outages: `refuse` closes every connection and
+ * the listening port (connects fail at once), `blackhole` accepts connections but never answers (connects and
+ * queries hang until the client's own timeouts), `forward` passes bytes through.
+ */
+export class TcpProxy {
+  readonly #target: { host: string; port: number }
+  #server: Server | null = null
+  readonly #sockets = new Set<Socket>()
+  #port = 0
+  #mode: ProxyMode = 'refuse'
+
+  constructor(target: { host: string; port: number }) {
+    this.#target = target
+  }
+
+  get port(): number {
+    return this.#port
+  }
+
+  get mode(): ProxyMode {
+    return this.#mode
+  }
+
+  async set(mode: ProxyMode): Promise<void> {
+    await this.#close()
+    this.#mode = mode
+    if (mode === 'refuse') return
+    const server = createServer((client) => {
+      this.#track(client)
+      if (mode === 'blackhole') return
+      const upstream = tcpConnect(this.#target.port, this.#target.host)
+      this.#track(upstream)
+      client.pipe(upstream)
+      upstream.pipe(client)
+      // Either side closing closes the other, as a dead network path would.
+      client.on('close', () => upstream.destroy())
+      upstream.on('close', () => client.destroy())
+    })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.#port, '127.0.0.1', () => resolve())
+    })
+    const address = server.address()
+    if (typeof address === 'object' && address) this.#port = address.port
+    this.#server = server
+  }
+
+  #track(socket: Socket): void {
+    this.#sockets.add(socket)
+    socket.on('error', () => socket.destroy())
+    socket.on('close', () => this.#sockets.delete(socket))
+  }
+
+  async #close(): Promise<void> {
+    const server = this.#server
+    this.#server = null
+    for (const socket of this.#sockets) socket.destroy()
+    this.#sockets.clear()
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+
+  async close(): Promise<void> {
+    await this.set('refuse')
+  }
+}
