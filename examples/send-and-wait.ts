@@ -1,0 +1,39 @@
+/**
+ * A peer sends a task and waits for its end with exponential backoff, then verifies the completion receipt
+ * offline against the node's published JWKS. So that it finishes on a fresh node, this script also plays the
+ * worker that claims and completes the task.
+ *
+ *   npx tsx examples/send-and-wait.ts
+ *
+ * In your own project: import { createApiClient, sendAndWait, verifyTaskReceipt } from 'bernstein-a2a/client'
+ */
+import { createApiClient, sendAndWait, verifyTaskReceipt } from '../src/client/index.js'
+import { baseUrl, token } from './env.js'
+
+const client = createApiClient({ baseUrl, ...(token !== undefined && { token }) })
+const role = `example-${Date.now()}`
+
+/** The worker side: claim the next task of our role and complete it. */
+async function work(): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const next = await client.GET('/tasks/next/{role}', { params: { path: { role }, query: { agent_id: 'example-worker' } } })
+    if (next.data) {
+      await client.POST('/tasks/{task_id}/progress', { params: { path: { task_id: next.data.id } }, body: { message: 'reproduced', percent: 50 } })
+      await client.POST('/tasks/{task_id}/complete', { params: { path: { task_id: next.data.id } }, body: { result_summary: 'fixed the race in login()' } })
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+const [result] = await Promise.all([
+  sendAndWait(client, { sender: 'peer-agent@globex', message: 'Fix the flaky login test', role }, { initialDelayMs: 100, maxDelayMs: 1_000, timeoutMs: 30_000 }),
+  work(),
+])
+if (!result.ok) throw new Error(`no result: ${result.reason} ${result.httpStatus ?? ''} ${JSON.stringify(result.error)}`)
+console.log(`task ${result.task.id} ${result.status} after ${result.polls} polls: ${result.task.artifacts.map((a) => a.name).join(', ')}`)
+
+const jwks: unknown = await (await fetch(`${baseUrl}/.well-known/agent.json/keys`)).json()
+const verdict = await verifyTaskReceipt(result.responseText, { jwks })
+if (!verdict.ok) throw new Error(`receipt does not verify: ${verdict.parsed ? verdict.failures.join('; ') : verdict.error}`)
+console.log(`receipt verified: key ${verdict.verifiedKeyId}, entry ${String(result.receipt?.['entry_hash'])}`)
