@@ -60,11 +60,10 @@ const rawBodyForV0: RequestHandler[] = [
 export function createApp(deps: AppDeps): App {
   const contract = loadContract()
   const logger = deps.logger ?? silentLogger
-  const services = createServices(deps)
-  const { tasks, a2a, inbound, health, lineage } = services
-
   const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
   metrics.observeStore(deps.store)
+  const services = createServices({ ...deps, metrics: deps.metrics ?? metrics })
+  const { tasks, a2a, inbound, health, lineage } = services
 
   const app = express()
   app.disable('x-powered-by')

@@ -8,6 +8,7 @@ import { type InboundGate, InboundService } from './federation/inbound.service.j
 import type { RetryPolicy } from './federation/peer-http.js'
 import { HealthService } from './health/health.service.js'
 import type { NodeIdentity } from './identity/node-identity.js'
+import { type Metrics, noMetrics } from './metrics.js'
 import { type Clock, type Ids, randomIds, systemClock } from './runtime.js'
 import type { Store } from './store/store.js'
 import { TaskService } from './tasks/task.service.js'
@@ -27,6 +28,8 @@ export interface ServiceDeps {
   readonly attestor?: Attestor
   readonly taskObservers?: readonly TaskObserver[]
   readonly inboundGates?: readonly InboundGate[]
+  /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
+  readonly metrics?: Metrics
   /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
   readonly inboundTrust?: InboundTrustOptions
   /** Outbound federation: tokens towards peers (never stored), `fetch`, retries. */
@@ -69,7 +72,7 @@ export function createServices(deps: ServiceDeps): Services {
   })
   observers.push(a2a)
   const gates: InboundGate[] = [
-    new InboundTrustGate(deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }, audit, clock),
+    new InboundTrustGate(deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }, audit, clock, deps.metrics ?? noMetrics),
     ...(deps.inboundGates ?? []),
   ]
   const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates })
@@ -83,6 +86,7 @@ export function createServices(deps: ServiceDeps): Services {
     lineage,
     senderCard: () => deps.identity.senderCard(),
     peerToken: federation.peerToken ?? (() => null),
+    metrics: deps.metrics ?? noMetrics,
     ...(federation.fetch && { fetch: federation.fetch }),
     ...(federation.sleep && { sleep: federation.sleep }),
     ...(federation.retry && { retry: federation.retry }),

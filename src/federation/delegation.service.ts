@@ -1,6 +1,7 @@
 import { type PyObject, parsePythonJson, pythonCanonical } from '../canonical/python-json.js'
 import { PeerCardRejected, consumePeerCard, parseCardFile } from '../cards/index.js'
 import type { PolicyRequirements } from '../cards/policy-gate.js'
+import type { Metrics } from '../metrics.js'
 import { verifyA2AReceipt } from '../attestation/verify-a2a-receipt.js'
 import type { LineageService } from '../audit/lineage.service.js'
 import { AppError, taskNotFound } from '../errors.js'
@@ -37,6 +38,8 @@ export interface DelegationServiceDeps {
   readonly fetch?: typeof globalThis.fetch
   readonly sleep?: (ms: number) => Promise<void>
   readonly retry?: RetryPolicy
+  /** Told about the peer cards and completion receipts this service verifies. */
+  readonly metrics?: Metrics
   /** Follower backoff between polls of one delegation. */
   readonly pollBaseMs?: number
   readonly pollMaxMs?: number
@@ -139,6 +142,7 @@ export class DelegationService {
         trustedIssuerFingerprints: input.trustedFingerprints,
         requirements: input.requirements,
         now: this.#deps.clock.now(),
+        ...(this.#deps.metrics && { metrics: this.#deps.metrics }),
       })
       issuer = accepted.card.card.issuer
       fingerprint = accepted.fingerprint
@@ -225,6 +229,7 @@ export class DelegationService {
     // The outcome is final only if the peer's completion receipt verifies against the key pinned at delegation.
     if (d.peerJwks === null) return save({ lastError: 'follow: no pinned peer JWKS to verify the completion receipt', polls: d.polls + 1, nextPollAt: next() })
     const verdict = await verifyA2AReceipt(body.receipt ?? null, outcome.text, { jwks: JSON.parse(d.peerJwks) as unknown })
+    this.#deps.metrics?.signatureVerified('receipt', verdict.ok)
     if (!verdict.ok) {
       const why = verdict.parsed ? verdict.failures.join('; ') : verdict.error
       return save({ lastError: `completion receipt did not verify: ${why}`, polls: d.polls + 1, nextPollAt: next() })

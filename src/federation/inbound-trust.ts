@@ -4,6 +4,7 @@ import type { PolicyRequirements } from '../cards/policy-gate.js'
 import type { AuditTrail } from '../audit/audit-trail.js'
 import { AppError } from '../errors.js'
 import { LINEAGE_ENVELOPE_FIELD, type LineageEnvelope, parseLineageEnvelopeField } from '../lineage/envelope.js'
+import { type Metrics, noMetrics } from '../metrics.js'
 import type { Clock } from '../runtime.js'
 import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
 
@@ -27,11 +28,13 @@ export class InboundTrustGate implements InboundGate {
   readonly #options: InboundTrustOptions
   readonly #audit: AuditTrail
   readonly #clock: Clock
+  readonly #metrics: Metrics
 
-  constructor(options: InboundTrustOptions, audit: AuditTrail, clock: Clock) {
+  constructor(options: InboundTrustOptions, audit: AuditTrail, clock: Clock, metrics: Metrics = noMetrics) {
     this.#options = options
     this.#audit = audit
     this.#clock = clock
+    this.#metrics = metrics
   }
 
   async check(request: InboundTaskRequest): Promise<InboundGateResult> {
@@ -51,6 +54,7 @@ export class InboundTrustGate implements InboundGate {
           trustedIssuerFingerprints: this.#options.trustedPeerFingerprints,
           requirements: this.#options.requirements,
           now: this.#clock.now(),
+          metrics: this.#metrics,
           ...(claimedIssuer !== undefined && { expectedIssuer: claimedIssuer }),
         })
         verifiedIssuer = accepted.card.card.issuer

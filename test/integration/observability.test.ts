@@ -5,7 +5,11 @@ import { Writable } from 'node:stream'
 import pino from 'pino'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
+import { OPEN_REQUIREMENTS } from '../../src/cards/policy-gate.js'
 import { loadConfig } from '../../src/config.js'
+import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
+import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { type RunningServer, startServer } from '../../src/server.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -170,6 +174,31 @@ describe('GET /metrics', () => {
       expect(res.json).toMatchObject({ detail: 'The metrics token can only read /metrics' })
     }
     expect((await rawRequest(t.url, { method: 'GET', path: '/health', token: METRICS_TOKEN })).status).toBe(200)
+  })
+})
+
+describe('signatures verified', () => {
+  let t: TestApp
+  const registry = new Registry()
+  const peer = generateEd25519KeyPair()
+  beforeAll(async () => {
+    t = await startTestApp({
+      metricsRegistry: registry,
+      inboundTrust: { trustedPeerFingerprints: [keyFingerprint(peer.publicKey)], requirements: OPEN_REQUIREMENTS, strictLineage: false },
+    })
+  })
+  afterAll(async () => t.close())
+
+  it('counts the inbound trust gate verifying peers\' capability cards, valid and invalid', async () => {
+    const card = await issueCapabilityCard({ issuer: 'globex-orch', name: 'globex', tools: ['code_review'], policies: { cost_cap_usd: 5, redaction_tier: 'strict', sandbox_profile: 'microvm' }, ttlSeconds: 3600, privateKey: peer.privateKey })
+    const delegate = (capability_card: unknown, id: string) =>
+      rawRequest(t.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify({ sender: { name: 'globex-orch', description: 'Globex orchestrator', capabilities: [], endpoint: 'http://globex.test/a2a', capability_card }, task: { id, message: 'review this', role: 'backend' } }) })
+    expect((await delegate(card, 'remote-ok')).status).toBe(202)
+    const tampered = await delegate({ ...card, card: { ...card.card, description: 'not what was signed' } }, 'remote-bad')
+    expect(tampered.status).toBe(409)
+    const text = (await rawRequest(t.url, { method: 'GET', path: '/metrics' })).text
+    expect(sample(text, 'bernstein_signatures_verified_total', { kind: 'capability_card', result: 'valid' })).toBe(1)
+    expect(sample(text, 'bernstein_signatures_verified_total', { kind: 'capability_card', result: 'invalid' })).toBe(1)
   })
 })
 
