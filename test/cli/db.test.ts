@@ -30,6 +30,9 @@ function run(args: readonly string[], env: Record<string, string>): Promise<Run>
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started })))
 }
 
+/** Tests that start several CLI processes (each a tsx start-up) get room on a busy machine. */
+const SPAWNS_TIMEOUT_MS = 120_000
+
 let MIGRATIONS: string[] = []
 beforeAll(async () => {
   MIGRATIONS = Object.keys(await migrationProvider('sqlite').getMigrations()).sort()
@@ -104,7 +107,7 @@ for (const engine of engines) {
       expect(json.code).toBe(1)
       expect(JSON.parse(json.stdout)).toEqual({ engine: engine.name, pending: MIGRATIONS.length, migrations: MIGRATIONS.map((name) => ({ name, executed_at: null })) })
       expect(await setup.applied()).toEqual([])
-    })
+    }, SPAWNS_TIMEOUT_MS)
 
     it('serve with BERNSTEIN_MIGRATE_ON_START=0 refuses to start while migrations are pending, and says what to run', async () => {
       setup = await engine.setup()
@@ -116,7 +119,7 @@ for (const engine of engines) {
           'run `bernstein-a2a db migrate` with the same DATABASE_URL first, then start the server\n',
       )
       expect(await setup.applied()).toEqual([])
-    })
+    }, SPAWNS_TIMEOUT_MS)
 
     it('db migrate applies every migration once (exit 0); then status is up to date and migrate is a no-op', async () => {
       setup = await engine.setup()
@@ -134,7 +137,7 @@ for (const engine of engines) {
       expect(again.code).toBe(0)
       expect(JSON.parse(again.stdout)).toEqual({ ok: true, engine: engine.name, applied: [], error: null })
       expect(await setup.applied()).toEqual(MIGRATIONS)
-    })
+    }, SPAWNS_TIMEOUT_MS)
 
     it('after db migrate, serve with BERNSTEIN_MIGRATE_ON_START=0 starts, serves and stops cleanly', async () => {
       setup = await engine.setup()
@@ -146,7 +149,7 @@ for (const engine of engines) {
       } finally {
         expect(await server.stop()).toEqual({ code: 0, signal: null })
       }
-    })
+    }, SPAWNS_TIMEOUT_MS)
   })
 }
 
@@ -184,7 +187,7 @@ describe('database settings fail fast', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true })
     }
-  })
+  }, SPAWNS_TIMEOUT_MS)
 })
 
 describe.skipIf(!PG_URL)(pgSuiteName('db commands on postgres: concurrency and timeouts'), () => {
@@ -209,7 +212,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('db commands on postgres: concurrency and t
     expect(applied.map((a) => a.name).sort()).toEqual(MIGRATIONS)
     const rows = await schema.query<{ name: string }>('select name from kysely_migration order by name')
     expect(rows.map((r) => r.name)).toEqual(MIGRATIONS)
-  }, 60_000)
+  }, SPAWNS_TIMEOUT_MS)
 
   it('BERNSTEIN_DB_CONNECT_TIMEOUT_MS: against a database that never answers, db status gives up after it (exit 2)', async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-db-cli-'))
@@ -226,7 +229,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('db commands on postgres: concurrency and t
     for (const r of [quick, patient]) expect(r).toMatchObject({ code: 2, stdout: '', stderr: '✗ database unavailable (connect timeout)\n' })
     expect(patient.ms).toBeGreaterThanOrEqual(6_000)
     expect(quick.ms).toBeLessThan(patient.ms - 3_000)
-  }, 60_000)
+  }, SPAWNS_TIMEOUT_MS)
 
   it('BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: a status or migrate stuck behind a lock is cancelled after it (exit 2)', async () => {
     schema = await createSchema('cli')
@@ -250,5 +253,5 @@ describe.skipIf(!PG_URL)(pgSuiteName('db commands on postgres: concurrency and t
       await holder.end()
     }
     expect((await run(['db', 'status'], env)).code).toBe(0)
-  }, 60_000)
+  }, SPAWNS_TIMEOUT_MS)
 })
