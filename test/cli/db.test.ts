@@ -3,6 +3,7 @@
  * and (with TEST_DATABASE_URL) on PostgreSQL: exit codes, output, concurrency, and the pool/timeout settings.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -229,6 +230,24 @@ describe.skipIf(!PG_URL)(pgSuiteName('db commands on postgres: concurrency and t
     for (const r of [quick, patient]) expect(r).toMatchObject({ code: 2, stdout: '', stderr: '✗ database unavailable (connect timeout)\n' })
     expect(patient.ms).toBeGreaterThanOrEqual(6_000)
     expect(quick.ms).toBeLessThan(patient.ms - 3_000)
+  }, SPAWNS_TIMEOUT_MS)
+
+  it('serve, db status and db migrate against a port where no database listens: one line with the reason, exit 1 / 2 / 2', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-db-cli-'))
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const port = (probe.address() as { port: number }).port
+        probe.close(() => resolve(port))
+      })
+    })
+    const url = new URL(PG_URL ?? '')
+    url.hostname = '127.0.0.1'
+    url.port = String(closed)
+    const env = { BERNSTEIN_DATA_DIR: dataDir, DATABASE_URL: url.toString(), BERNSTEIN_AUTH_TOKEN: OPERATOR, BERNSTEIN_PORT: '0' }
+    const [serve, status, migrate] = await Promise.all([run(['serve'], env), run(['db', 'status'], env), run(['db', 'migrate'], env)])
+    expect(serve).toMatchObject({ code: 1, stderr: 'bernstein-a2a: database unavailable (connection refused); check DATABASE_URL and that PostgreSQL is up\n' })
+    expect(serve.stdout).not.toContain('listening')
+    for (const r of [status, migrate]) expect(r).toMatchObject({ code: 2, stdout: '', stderr: '✗ database unavailable (connection refused)\n' })
   }, SPAWNS_TIMEOUT_MS)
 
   it('BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: a status or migrate stuck behind a lock is cancelled after it (exit 2)', async () => {
