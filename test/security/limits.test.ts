@@ -1,0 +1,475 @@
+/**
+ * Limits and the network edge (issue "Security and limits", bernstein-behaviour.md §1.3-§1.7): per-client rate
+ * limits, the IP allowlist with trusted-proxy X-Forwarded-For, the 1 MiB body cap and its order against auth,
+ * security headers, opaque 500s, and configuration parsing.
+ */
+import http from 'node:http'
+import { RateLimiterMemory } from 'rate-limiter-flexible'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
+import type { TaskObserver } from '../../src/tasks/task-events.js'
+import { testEngines } from '../helpers/engines.js'
+import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { loadOperations } from './support.js'
+
+const MiB = 1_048_576
+const MISSING = { detail: 'Missing or invalid Authorization header' }
+const INVALID = { detail: 'Invalid or expired authentication token' }
+const rateLimited = (bucket: string) => ({ detail: `Rate limit exceeded for bucket '${bucket}'`, bucket })
+const notAllowed = (ip: string) => ({ detail: `IP ${ip} not in allowed list` })
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A JSON body of exactly `size` bytes (a valid task, padded with insignificant whitespace). */
+function jsonOfSize(size: number): Buffer {
+  const core = '{"title":"sized"}'
+  if (size < core.length) throw new Error('too small')
+  return Buffer.from(core.slice(0, -1) + ' '.repeat(size - core.length) + '}')
+}
+
+const limiter = (points: number, duration: number): RateLimiterMemory => new RateLimiterMemory({ points, duration })
+
+/** Request through node:http (chunked bodies, exact control of the wire). */
+function nodeRequest(url: string, init: { method: string; path: string; headers?: Record<string, string>; chunks?: Buffer[] }): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method: init.method, path: init.path, headers: init.headers }, (res) => {
+      const parts: Buffer[] = []
+      res.on('data', (c: Buffer) => parts.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }))
+    })
+    req.on('error', reject)
+    const write = async (): Promise<void> => {
+      for (const chunk of init.chunks ?? []) {
+        if (req.destroyed) return
+        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r))
+      }
+      req.end()
+    }
+    write().catch(reject)
+  })
+}
+
+describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
+  const started: TestApp[] = []
+  const start = async (options: TestAppOptions = {}): Promise<TestApp> => {
+    const app = await startTestApp({ engine, ...options })
+    started.push(app)
+    return app
+  }
+  afterEach(async () => {
+    while (started.length > 0) await started.pop()?.close()
+  })
+
+  const taskCount = async (app: TestApp, tenant = 'default'): Promise<number> => {
+    const res = await rawRequest(app.url, { method: 'GET', path: '/tasks?limit=500', headers: { 'x-tenant-id': tenant } })
+    return (res.json as { tasks: unknown[] }).tasks.length
+  }
+
+  describe('rate limits', () => {
+    it('a burst gets 429 with the bucket, the exact text and Retry-After in whole seconds; nothing is written by a limited request', async () => {
+      const app = await start({ rateLimiters: { default_write: limiter(3, 60), default_read: limiter(5, 60) }, rateLimitLoopback: true })
+      const agent = await app.tokens.create({ role: 'agent', tenant: 'burst', expiresInSeconds: null })
+      const started = Date.now()
+      for (let i = 0; i < 3; i++) {
+        const ok = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: agent.token, body: JSON.stringify({ title: `t${i}` }) })
+        expect(ok.status).toBe(201)
+      }
+      const limited = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: agent.token, body: JSON.stringify({ title: 'one too many' }) })
+      const elapsed = Math.ceil((Date.now() - started) / 1000)
+      expect(limited.status).toBe(429)
+      expect(limited.json).toEqual(rateLimited('default_write'))
+      const retryAfter = limited.headers.get('retry-after') ?? ''
+      expect(retryAfter).toMatch(/^\d+$/)
+      // The window opened with the first request: what is left of it, rounded up.
+      expect(Number(retryAfter)).toBeLessThanOrEqual(60)
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(60 - elapsed)
+      expect(await taskCount(app, 'burst')).toBe(3)
+
+      // Reads are another bucket: still served, until they run out in their turn.
+      for (let i = 0; i < 5; i++) expect((await rawRequest(app.url, { method: 'GET', path: '/tasks', token: agent.token })).status).toBe(200)
+      const readLimited = await rawRequest(app.url, { method: 'GET', path: '/tasks', token: agent.token })
+      expect(readLimited.status).toBe(429)
+      expect(readLimited.json).toEqual(rateLimited('default_read'))
+    })
+
+    it('the same client is served again once Retry-After has passed', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(2, 1) }, rateLimitLoopback: true })
+      const agent = await app.tokens.create({ role: 'agent', tenant: 'window', expiresInSeconds: null })
+      const get = () => rawRequest(app.url, { method: 'GET', path: '/tasks', token: agent.token })
+      expect((await get()).status).toBe(200)
+      expect((await get()).status).toBe(200)
+      const limited = await get()
+      expect(limited.status).toBe(429)
+      expect(limited.headers.get('retry-after')).toBe('1')
+      await sleep(Number(limited.headers.get('retry-after')) * 1000 + 50)
+      const again = await get()
+      expect(again.status).toBe(200)
+    })
+
+    it('another client is unaffected: another agent token, another forwarded address', async () => {
+      const app = await start({
+        rateLimiters: { default_read: limiter(2, 60) },
+        rateLimitLoopback: true,
+        network: { allowedIps: [], trustedProxyIps: ['127.0.0.1'] },
+      })
+      const a = await app.tokens.create({ role: 'agent', tenant: 'shared', expiresInSeconds: null })
+      const b = await app.tokens.create({ role: 'agent', tenant: 'shared', expiresInSeconds: null })
+      const get = (token: string, headers: Record<string, string> = {}) => rawRequest(app.url, { method: 'GET', path: '/tasks', token, headers })
+      await get(a.token)
+      await get(a.token)
+      expect((await get(a.token)).status).toBe(429)
+      expect((await get(b.token)).status).toBe(200)
+      // Agent tokens are keyed by token, not address: a's limit follows it through any proxy hop.
+      expect((await get(a.token, { 'x-forwarded-for': '198.51.100.77' })).status).toBe(429)
+
+      // The operator token has no id: it is keyed by the client address, here the forwarded one.
+      const fromOne = { 'x-forwarded-for': '198.51.100.1' }
+      expect((await get(OPERATOR_TOKEN, fromOne)).status).toBe(200)
+      expect((await get(OPERATOR_TOKEN, fromOne)).status).toBe(200)
+      const limited = await get(OPERATOR_TOKEN, fromOne)
+      expect(limited.status).toBe(429)
+      expect(limited.json).toEqual(rateLimited('default_read'))
+      expect((await get(OPERATOR_TOKEN, { 'x-forwarded-for': '198.51.100.2' })).status).toBe(200)
+      expect((await get(OPERATOR_TOKEN, { 'x-forwarded-for': '2001:db8::2' })).status).toBe(200)
+    })
+
+    it('loopback clients are exempt by default, but not when their address came through a trusted proxy', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(1, 60), default_write: limiter(1, 60) }, network: { allowedIps: [], trustedProxyIps: ['127.0.0.1'] } })
+      const agent = await app.tokens.create({ role: 'agent', tenant: 'loop', expiresInSeconds: null })
+      for (let i = 0; i < 5; i++) {
+        expect((await rawRequest(app.url, { method: 'GET', path: '/tasks' })).status).toBe(200)
+        expect((await rawRequest(app.url, { method: 'GET', path: '/tasks', token: agent.token })).status).toBe(200)
+        expect((await rawRequest(app.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: `loop ${i}` }) })).status).toBe(201)
+      }
+      const forwarded = { 'x-forwarded-for': '203.0.113.50' }
+      expect((await rawRequest(app.url, { method: 'GET', path: '/tasks', headers: forwarded })).status).toBe(200)
+      expect((await rawRequest(app.url, { method: 'GET', path: '/tasks', headers: forwarded })).status).toBe(429)
+    })
+
+    it('X-Forwarded-For from an untrusted peer does not make a new client: spoofed addresses share the peer bucket', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(2, 60) }, rateLimitLoopback: true, network: { allowedIps: [], trustedProxyIps: [] } })
+      const statuses: number[] = []
+      for (const ip of ['198.51.100.10', '198.51.100.11', '198.51.100.12', '198.51.100.13']) {
+        statuses.push((await rawRequest(app.url, { method: 'GET', path: '/tasks', headers: { 'x-forwarded-for': ip } })).status)
+      }
+      expect(statuses).toEqual([200, 200, 429, 429])
+    })
+
+    it('an unauthenticated burst learns nothing beyond 401 and does not spend the bucket', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(1, 60), default_write: limiter(1, 60) }, rateLimitLoopback: true })
+      for (let i = 0; i < 10; i++) {
+        const anonymous = await rawRequest(app.url, { method: 'GET', path: '/tasks', token: null })
+        expect({ status: anonymous.status, json: anonymous.json, retry: anonymous.headers.get('retry-after') }).toEqual({ status: 401, json: MISSING, retry: null })
+        const wrong = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: 'wrong-token', body: '{"title":"x"}' })
+        expect({ status: wrong.status, json: wrong.json }).toEqual({ status: 401, json: INVALID })
+      }
+      // The same address, authenticated: its single point per bucket is still there.
+      expect((await rawRequest(app.url, { method: 'GET', path: '/tasks' })).status).toBe(200)
+      expect((await rawRequest(app.url, { method: 'POST', path: '/tasks', body: '{"title":"x"}' })).status).toBe(201)
+      expect((await rawRequest(app.url, { method: 'GET', path: '/tasks' })).status).toBe(429)
+    })
+
+    it('health and discovery are never limited', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(1, 60) }, rateLimitLoopback: true })
+      for (let i = 0; i < 4; i++) {
+        for (const path of ['/health', '/health/live', '/ready', '/alive', '/api/v1/health', '/.well-known/agent.json']) {
+          const res = await rawRequest(app.url, { method: 'GET', path, token: null })
+          expect({ path, status: res.status }).toEqual({ path, status: 200 })
+        }
+      }
+    })
+
+    it('a failing limiter store does not take the API down (the request is served)', async () => {
+      const broken = { consume: async () => Promise.reject(new Error('store unreachable')) }
+      const app = await start({ rateLimiters: { default_read: broken, default_write: broken }, rateLimitLoopback: true })
+      expect((await rawRequest(app.url, { method: 'GET', path: '/tasks' })).status).toBe(200)
+      expect((await rawRequest(app.url, { method: 'POST', path: '/tasks', body: '{"title":"x"}' })).status).toBe(201)
+    })
+  })
+
+  describe('IP allowlist', () => {
+    let app: TestApp
+    beforeAll(async () => {
+      app = await startTestApp({ engine, network: { allowedIps: ['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'], trustedProxyIps: ['127.0.0.1', '172.16.0.0/12'] } })
+    })
+    afterAll(async () => {
+      await app?.close()
+    })
+    const from = (xff: string | null, path = '/tasks', token: string | null = OPERATOR_TOKEN) =>
+      rawRequest(app.url, { method: 'GET', path, token, headers: xff === null ? {} : { 'x-forwarded-for': xff } })
+
+    it('admits addresses inside the IPv4 and IPv6 CIDRs and single addresses', async () => {
+      for (const ip of ['10.0.0.1', '10.255.255.254', '192.0.2.7', '2001:db8::1', '2001:db8:ffff::42', '::ffff:10.1.2.3']) {
+        const res = await from(ip)
+        expect({ ip, status: res.status }).toEqual({ ip, status: 200 })
+      }
+    })
+
+    it('refuses anything else with 403 and the address, before authentication', async () => {
+      for (const ip of ['11.0.0.1', '192.0.2.8', '203.0.113.9', '2001:db9::1', '::ffff:11.0.0.1']) {
+        const res = await from(ip)
+        const shown = ip.startsWith('::ffff:') ? ip.slice(7) : ip
+        expect({ ip, status: res.status, json: res.json }).toEqual({ ip, status: 403, json: notAllowed(shown) })
+        const anonymous = await from(ip, '/tasks', null)
+        expect({ ip, status: anonymous.status, json: anonymous.json }).toEqual({ ip, status: 403, json: notAllowed(shown) })
+      }
+      const write = await rawRequest(app.url, { method: 'POST', path: '/tasks', headers: { 'x-forwarded-for': '203.0.113.9' }, body: '{"title":"blocked"}' })
+      expect(write.status).toBe(403)
+      expect(await taskCount(app)).toBe(0)
+    })
+
+    it('always admits loopback', async () => {
+      expect((await from(null)).status).toBe(200)
+      expect((await from('127.0.0.1')).status).toBe(200)
+    })
+
+    it('exempts health and /.well-known/*, but not the other public paths', async () => {
+      for (const path of ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/api/v1/health', '/api/v1/alive']) {
+        const res = await from('203.0.113.9', path, null)
+        expect({ path, status: res.status }).toEqual({ path, status: 200 })
+      }
+      for (const path of ['/.well-known/agent.json', '/.well-known/agent.json/keys', '/.well-known/no-such-document']) {
+        const foreign = await from('203.0.113.9', path, null)
+        const local = await from(null, path, null)
+        expect({ path, status: foreign.status, text: foreign.text }).toEqual({ path, status: local.status, text: local.text })
+        expect(foreign.status).not.toBe(403)
+      }
+      for (const path of ['/', '/openapi.json', '/a2a/agent-card']) {
+        const res = await from('203.0.113.9', path, null)
+        expect({ path, status: res.status, json: res.json }).toEqual({ path, status: 403, json: notAllowed('203.0.113.9') })
+      }
+    })
+
+    it('takes the client from X-Forwarded-For only behind a trusted proxy, right-most untrusted hop first', async () => {
+      // The client put an allowed address on the left; the proxy appended the real one.
+      expect((await from('10.1.2.3, 203.0.113.9')).json).toEqual(notAllowed('203.0.113.9'))
+      // Trusted proxies (172.16.0.0/12) between client and us are skipped.
+      expect((await from('203.0.113.9, 172.16.0.5, 172.20.1.1')).json).toEqual(notAllowed('203.0.113.9'))
+      expect((await from('203.0.113.9, 10.1.2.3, 172.16.0.5')).status).toBe(200)
+      // A proxy that writes the port (`ip:port`, `[v6]:port`) still names the client.
+      expect((await from('10.1.2.3, 203.0.113.9:5555')).json).toEqual(notAllowed('203.0.113.9'))
+      expect((await from('10.1.2.3, [2001:db9::1]:443')).json).toEqual(notAllowed('2001:db9::1'))
+      expect((await from('203.0.113.9, 10.1.2.3:8080')).status).toBe(200)
+      // An unreadable right-most hop is no licence to believe the client-written hops to its left.
+      expect((await from('10.1.2.3, not-an-ip')).json).toEqual(notAllowed('unknown'))
+      expect((await from('10.1.2.3, ')).json).toEqual(notAllowed('unknown'))
+    })
+
+    it('ignores X-Forwarded-For from an untrusted peer', async () => {
+      const untrusted = await startTestApp({ engine, network: { allowedIps: ['10.0.0.0/8'], trustedProxyIps: ['192.0.2.1'] } })
+      try {
+        // The peer is loopback (allowed); a forged header neither locks it out nor lets it in as someone else.
+        const res = await rawRequest(untrusted.url, { method: 'GET', path: '/tasks', headers: { 'x-forwarded-for': '203.0.113.9' } })
+        expect(res.status).toBe(200)
+      } finally {
+        await untrusted.close()
+      }
+    })
+  })
+
+  describe('body cap', () => {
+    let app: TestApp
+    beforeAll(async () => {
+      app = await startTestApp({ engine, rateLimiters: { default_write: limiter(1000, 60) }, rateLimitLoopback: true })
+    })
+    afterAll(async () => {
+      await app?.close()
+    })
+    const POSTS = loadOperations().filter((o) => o.method === 'POST')
+
+    it('an unauthenticated 2 MiB body gets 401, not 413', async () => {
+      const body = jsonOfSize(2 * MiB)
+      for (const op of POSTS.slice(0, 4)) {
+        const path = op.path.replace(/\{[^}]+\}/g, 'abc')
+        const anonymous = await rawRequest(app.url, { method: 'POST', path, token: null, body })
+        expect({ path, status: anonymous.status, json: anonymous.json }).toEqual({ path, status: 401, json: MISSING })
+        const wrong = await rawRequest(app.url, { method: 'POST', path, token: 'not-a-token', body })
+        expect({ path, status: wrong.status, json: wrong.json }).toEqual({ path, status: 401, json: INVALID })
+      }
+    })
+
+    it('an authenticated 2 MiB body gets 413 with the exact text on every POST operation, and writes nothing', async () => {
+      const body = jsonOfSize(2 * MiB)
+      const before = await taskCount(app)
+      for (const op of POSTS) {
+        const path = op.path.replace(/\{[^}]+\}/g, 'abc')
+        const res = await rawRequest(app.url, { method: 'POST', path, body })
+        expect({ path, status: res.status, json: res.json }).toEqual({ path, status: 413, json: { detail: 'Request body 2097152 bytes exceeds 1048576-byte limit' } })
+      }
+      expect(await taskCount(app)).toBe(before)
+    })
+
+    it('the cap is 1 MiB exactly: 1048576 bytes are read, 1048577 are not', async () => {
+      const atCap = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: jsonOfSize(MiB) })
+      expect(atCap.status).toBe(201)
+      const over = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: jsonOfSize(MiB + 1) })
+      expect(over.status).toBe(413)
+      expect(over.json).toEqual({ detail: 'Request body 1048577 bytes exceeds 1048576-byte limit' })
+    })
+
+    it('a chunked body without Content-Length is capped too', async () => {
+      const chunk = Buffer.alloc(64 * 1024, 0x20)
+      const chunks = [Buffer.from('{"title":"x"'), ...Array.from({ length: 40 }, () => chunk), Buffer.from('}')]
+      const res = await nodeRequest(app.url, {
+        method: 'POST',
+        path: '/tasks',
+        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        chunks,
+      })
+      expect(res.status).toBe(413)
+      expect((JSON.parse(res.text) as { detail: string }).detail).toMatch(/^Request body \d+ bytes exceeds 1048576-byte limit$/)
+    })
+  })
+
+  describe('headers and errors', () => {
+    const HELMET: Readonly<Record<string, string | RegExp>> = {
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'SAMEORIGIN',
+      'content-security-policy': /default-src 'self'/,
+      'strict-transport-security': /max-age=\d+/,
+      'referrer-policy': 'no-referrer',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-resource-policy': 'same-origin',
+      'x-dns-prefetch-control': 'off',
+      'x-permitted-cross-domain-policies': 'none',
+      'x-download-options': 'noopen',
+      'origin-agent-cluster': '?1',
+      'x-xss-protection': '0',
+    }
+
+    it('every kind of response carries helmet headers and no X-Powered-By', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(1, 60) }, rateLimitLoopback: true, network: { allowedIps: ['10.0.0.0/8'], trustedProxyIps: ['127.0.0.1'] } })
+      const responses = {
+        200: await rawRequest(app.url, { method: 'GET', path: '/health', token: null }),
+        401: await rawRequest(app.url, { method: 'GET', path: '/tasks', token: null }),
+        403: await rawRequest(app.url, { method: 'GET', path: '/tasks', headers: { 'x-forwarded-for': '203.0.113.9' } }),
+        404: await rawRequest(app.url, { method: 'GET', path: '/tasks/0123456789ab' }),
+        413: await rawRequest(app.url, { method: 'POST', path: '/tasks', body: jsonOfSize(2 * MiB) }),
+        422: await rawRequest(app.url, { method: 'POST', path: '/tasks', body: '{}' }),
+        429: await rawRequest(app.url, { method: 'GET', path: '/tasks' }),
+      }
+      for (const [status, res] of Object.entries(responses)) {
+        expect({ status: res.status }).toEqual({ status: Number(status) })
+        expect(res.headers.get('x-powered-by')).toBeNull()
+        expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+        for (const [name, value] of Object.entries(HELMET)) {
+          const actual = res.headers.get(name)
+          if (typeof value === 'string') expect({ status, name, actual }).toEqual({ status, name, actual: value })
+          else expect(actual, `${status} ${name}`).toMatch(value)
+        }
+      }
+    })
+
+    it('an unexpected error is a 500 with a fixed text: no message, no stack; the error goes to the log', async () => {
+      const logged: unknown[] = []
+      const logger = { error: (obj: unknown) => logged.push(obj), warn() {}, info() {}, debug() {} }
+      const app = await start({
+        logger,
+        resolveToken: async () => {
+          throw new Error('token store exploded at /srv/secret/path.ts:42')
+        },
+      })
+      const res = await rawRequest(app.url, { method: 'GET', path: '/tasks' })
+      expect(res.status).toBe(500)
+      expect(res.json).toEqual({ detail: 'Internal Server Error' })
+      expect(res.text).not.toMatch(/exploded|secret|\.ts|at /)
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(res.headers.get('x-powered-by')).toBeNull()
+      expect(JSON.stringify(logged.map((l) => String((l as { err?: unknown }).err)))).toMatch(/token store exploded/)
+    })
+
+    it('a failure inside a write rolls the write back and answers the fixed 500', async () => {
+      const failing: TaskObserver = {
+        onTaskChange: async (_repos, change) => {
+          if (change.after.title === 'explode') throw new Error('observer failed with /internal/detail')
+        },
+      }
+      const app = await start({ taskObservers: [failing] })
+      const res = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'explode' }) })
+      expect(res.status).toBe(500)
+      expect(res.json).toEqual({ detail: 'Internal Server Error' })
+      expect(await taskCount(app)).toBe(0)
+      expect((await rawRequest(app.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'fine' }) })).status).toBe(201)
+      expect(await taskCount(app)).toBe(1)
+    })
+
+    it('requests the router or the body parser cannot read get JSON client errors, never an HTML page', async () => {
+      const app = await start()
+      for (const path of ['/tasks/%FF', '/tasks/%', '/tasks/%E0%A4%A', '/a2a/tasks/%FF', '/tasks/%FF/claim', '/tasks/next/%C0%AF', '/api/v1/tasks/%ZZ']) {
+        const method = path.endsWith('/claim') ? 'POST' : 'GET'
+        const res = await rawRequest(app.url, { method, path, ...(method === 'POST' && { body: '{}' }) })
+        expect({ path, status: res.status }).toMatchObject({ path, status: expect.any(Number) })
+        expect(res.status, path).toBeGreaterThanOrEqual(400)
+        expect(res.status, path).toBeLessThan(500)
+        expect(res.headers.get('content-type'), path).toMatch(/^application\/json/)
+        expect(res.text, path).not.toMatch(/<html|URIError|at decodeURIComponent/i)
+        expect(res.json, path).toHaveProperty('detail')
+      }
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        const res = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: '{"title":"not compressed"}', headers: { 'content-encoding': encoding } })
+        expect({ encoding, status: res.status, json: res.json }).toEqual({ encoding, status: 400, json: { detail: 'Invalid request body' } })
+      }
+      expect(await taskCount(app)).toBe(0)
+    })
+  })
+})
+
+describe('configuration parsing', () => {
+  const configError = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env, '/tmp')
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError)
+      return (error as Error).message
+    }
+    throw new Error(`loadConfig accepted ${JSON.stringify(env)}`)
+  }
+
+  it('parses IPv4 and IPv6 CIDRs and single addresses, trimmed', () => {
+    const config = loadConfig({ BERNSTEIN_ALLOWED_IPS: ' 10.0.0.0/8 , 192.0.2.7,2001:db8::/32 ', BERNSTEIN_TRUSTED_PROXY_IPS: '127.0.0.1,::1/128' }, '/tmp')
+    expect(config.allowedIps).toEqual(['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'])
+    expect(config.trustedProxyIps).toEqual(['127.0.0.1', '::1/128'])
+    expect(loadConfig({}, '/tmp').allowedIps).toEqual([])
+  })
+
+  it.each([
+    ['10.0.0.0/33'],
+    ['10.0.0/8'],
+    ['10.0.0.0/8/1'],
+    ['10.0.0.0/'],
+    ['10.0.0.0/-1'],
+    ['10.0.0.0/8.5'],
+    ['2001:db8::/129'],
+    ['localhost'],
+    ['10.0.0.0/8,,192.0.2.1'],
+    ['256.0.0.1'],
+    ['10.0.0.0/8 10.1.0.0/16'],
+  ])('refuses the bad CIDR list %j with a message naming the variable and the entry', (value) => {
+    for (const name of ['BERNSTEIN_ALLOWED_IPS', 'BERNSTEIN_TRUSTED_PROXY_IPS']) {
+      const message = configError({ [name]: value })
+      expect(message).toMatch(new RegExp(`^${name}: '.*' is not an IPv4/IPv6 address or CIDR$`))
+    }
+  })
+
+  it.each([['abc'], ['-1'], ['1.5'], ['1e3'], ['0x10'], ['ten']])('refuses the bad rate-limit number %j', (value) => {
+    for (const name of ['BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN']) {
+      expect(configError({ [name]: value })).toBe(`${name} must be a whole number (0 disables), got '${value}'`)
+    }
+  })
+
+  it('accepts whole numbers (0 disables) and defaults to 30 writes / 300 reads per minute', () => {
+    expect(loadConfig({ BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN: '0', BERNSTEIN_RATE_LIMIT_READ_PER_MIN: ' 12 ' }, '/tmp')).toMatchObject({ rateLimitWritePerMin: 0, rateLimitReadPerMin: 12 })
+    expect(loadConfig({}, '/tmp')).toMatchObject({ rateLimitWritePerMin: 30, rateLimitReadPerMin: 300, rateLimitLoopback: false })
+  })
+
+  it.each([['70000'], ['-1'], ['80a'], ['8.5']])('refuses the bad port %j', (value) => {
+    expect(configError({ BERNSTEIN_PORT: value })).toBe(`BERNSTEIN_PORT must be a port number 0-65535, got '${value}'`)
+  })
+
+  it('refuses a bad loopback flag and a short operator token', () => {
+    expect(configError({ BERNSTEIN_RATE_LIMIT_LOOPBACK: 'maybe' })).toBe("BERNSTEIN_RATE_LIMIT_LOOPBACK must be one of 1/true/yes/on or 0/false/no/off, got 'maybe'")
+    expect(loadConfig({ BERNSTEIN_RATE_LIMIT_LOOPBACK: 'YES' }, '/tmp').rateLimitLoopback).toBe(true)
+    expect(configError({ BERNSTEIN_AUTH_TOKEN: 'short' })).toBe('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
+  })
+})

@@ -1,0 +1,344 @@
+/**
+ * Shared ground for the security suites: the operations of openapi.yaml, a valid request for each, a controllable
+ * clock, and "worlds" (two tenants with fixtures and a full set of credentials) created through the real API.
+ */
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import SQLite from 'better-sqlite3'
+import pg from 'pg'
+import { parse } from 'yaml'
+import type { Clock } from '../../src/runtime.js'
+import { OPERATOR_TOKEN, type TestApp, rawRequest } from '../helpers/test-app.js'
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const OPENAPI_PATH = resolve(REPO_ROOT, 'openapi.yaml')
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const
+
+export interface Operation {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS' | 'TRACE'
+  /** The contract's path template, e.g. `/api/v1/tasks/{task_id}/claim`. */
+  readonly path: string
+  /** The same template without the `/api/v1` prefix. */
+  readonly rootPath: string
+  readonly prefix: '' | '/api/v1'
+  readonly operationId: string
+  /** `security: []` in the document: reachable without a token. */
+  readonly isPublic: boolean
+  readonly pathParams: readonly string[]
+  readonly queryParams: readonly string[]
+  readonly requiredQuery: readonly string[]
+  /** Lowest 2xx status the document declares. */
+  readonly successStatus: number
+  readonly hasBody: boolean
+}
+
+interface RawOperation {
+  operationId?: string
+  security?: unknown[]
+  parameters?: ({ name?: string; in?: string; required?: boolean; $ref?: string } | undefined)[]
+  requestBody?: unknown
+  responses?: Record<string, unknown>
+}
+
+/** Every operation of openapi.yaml, read with `yaml` from the file itself (not through the app's loader). */
+export function loadOperations(): Operation[] {
+  const document = parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
+    paths: Record<string, Record<string, RawOperation>>
+    components?: { parameters?: Record<string, { name: string; in: string; required?: boolean }> }
+  }
+  const refParams = document.components?.parameters ?? {}
+  const operations: Operation[] = []
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const op = item[method]
+      if (!op) continue
+      const params = (op.parameters ?? []).map((p) => {
+        if (p?.$ref) {
+          const resolved = refParams[p.$ref.split('/').pop() ?? '']
+          if (!resolved) throw new Error(`unresolved parameter ${p.$ref} in ${method} ${path}`)
+          return resolved
+        }
+        return { name: p?.name ?? '', in: p?.in ?? '', required: p?.required }
+      })
+      const success = Object.keys(op.responses ?? {})
+        .filter((s) => /^2\d\d$/.test(s))
+        .map(Number)
+        .sort((a, b) => a - b)[0]
+      if (success === undefined) throw new Error(`${method} ${path} declares no 2xx response`)
+      const prefix = path.startsWith('/api/v1/') ? '/api/v1' : ''
+      operations.push({
+        method: method.toUpperCase() as Operation['method'],
+        path,
+        rootPath: path.slice(prefix.length),
+        prefix,
+        operationId: op.operationId ?? `${method} ${path}`,
+        isPublic: Array.isArray(op.security) && op.security.length === 0,
+        pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
+        queryParams: params.filter((p) => p.in === 'query').map((p) => p.name),
+        requiredQuery: params.filter((p) => p.in === 'query' && p.required === true).map((p) => p.name),
+        successStatus: success,
+        hasBody: op.requestBody !== undefined,
+      })
+    }
+  }
+  return operations
+}
+
+/** A clock the test moves by hand; every reading advances it by a millisecond so writes stay distinguishable. */
+export interface ManualClock extends Clock {
+  advance(seconds: number): void
+}
+
+export function manualClock(start = 1_800_000_000): ManualClock {
+  let t = start
+  const tick = (): number => (t = Math.round((t + 0.001) * 1000) / 1000)
+  return {
+    now: () => tick(),
+    nowNs: () => BigInt(Math.round(tick() * 1e9)),
+    advance: (seconds) => {
+      t += seconds
+    },
+  }
+}
+
+export const uid = (): string => randomBytes(4).toString('hex')
+
+/** The state a task must be in for the operation's transition to be legal. */
+export type TaskState = 'open' | 'claimed' | 'done'
+
+const STATE_FOR_ACTION: Readonly<Record<string, TaskState>> = {
+  claim: 'open',
+  progress: 'claimed',
+  complete: 'open',
+  fail: 'open',
+  cancel: 'open',
+  block: 'claimed',
+  close: 'done',
+}
+
+/** The state the operation's target task must start in. */
+export function stateFor(op: Operation): TaskState {
+  const action = /^\/tasks\/\{task_id\}\/(\w+)$/.exec(op.rootPath)?.[1]
+  return action === undefined ? 'open' : (STATE_FOR_ACTION[action] ?? 'open')
+}
+
+export interface Credentials {
+  readonly agentA: string
+  readonly agentAId: string
+  readonly agentB: string
+  readonly revokedA: string
+  readonly expiredA: string
+}
+
+/** Two tenants: A holds the target task and an A2A task, B holds one unrelated task. */
+export interface World {
+  readonly tenantA: string
+  readonly tenantB: string
+  /** The target task in A, in the state the operation needs; its role is unique to this world. */
+  readonly taskA: { readonly id: string; readonly role: string }
+  readonly a2aA: { readonly id: string; readonly bernsteinTaskId: string }
+  readonly taskB: { readonly id: string }
+  readonly creds: Credentials
+  readonly tag: string
+}
+
+async function ok(app: TestApp, tenant: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await rawRequest(app.url, {
+    method,
+    path,
+    token: OPERATOR_TOKEN,
+    headers: { 'x-tenant-id': tenant },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  })
+  if (res.status >= 300) throw new Error(`fixture ${method} ${path} failed: ${res.status} ${res.text}`)
+  return res.json as Record<string, unknown>
+}
+
+/** Builds a world through the API (operator token), and its tokens through the TokenService. */
+export async function makeWorld(app: TestApp, clock: ManualClock, state: TaskState = 'open'): Promise<World> {
+  const tag = uid()
+  const tenantA = `ta-${tag}`
+  const tenantB = `tb-${tag}`
+  const role = `role-${tag}`
+  const task = await ok(app, tenantA, 'POST', '/tasks', { title: `target ${tag}`, role })
+  const id = String(task['id'])
+  if (state === 'claimed' || state === 'done') await ok(app, tenantA, 'POST', `/tasks/${id}/claim`, { agent_id: 'fixture' })
+  if (state === 'done') await ok(app, tenantA, 'POST', `/tasks/${id}/complete`, { result_summary: 'fixture done' })
+  const a2a = await ok(app, tenantA, 'POST', '/a2a/tasks/send', { sender: `peer-${tag}`, message: `hello ${tag}`, role: `a2a-${tag}` })
+  const other = await ok(app, tenantB, 'POST', '/tasks', { title: `other ${tag}`, role: `other-${tag}` })
+
+  const agentA = await app.tokens.create({ role: 'agent', tenant: tenantA, expiresInSeconds: null })
+  const agentB = await app.tokens.create({ role: 'agent', tenant: tenantB, expiresInSeconds: null })
+  const revoked = await app.tokens.create({ role: 'agent', tenant: tenantA, expiresInSeconds: null })
+  await app.tokens.revoke(revoked.id)
+  const expired = await app.tokens.create({ role: 'agent', tenant: tenantA, expiresInSeconds: 60 })
+  clock.advance(61)
+  return {
+    tenantA,
+    tenantB,
+    taskA: { id, role },
+    a2aA: { id: String(a2a['id']), bernsteinTaskId: String(a2a['bernstein_task_id']) },
+    taskB: { id: String(other['id']) },
+    creds: { agentA: agentA.token, agentAId: agentA.id, agentB: agentB.token, revokedA: revoked.token, expiredA: expired.token },
+    tag,
+  }
+}
+
+/** False for an operation with a body this module has no template for (one added to the document later). */
+export function hasBodyTemplate(op: Operation): boolean {
+  return !op.hasBody || KNOWN_BODIES.has(`${op.method} ${op.rootPath}`)
+}
+
+const KNOWN_BODIES = new Set([
+  'POST /a2a/message',
+  'POST /a2a/tasks/send',
+  'POST /a2a/tasks/{a2a_task_id}/artifacts',
+  'POST /a2a/v0/tasks',
+  'POST /tasks',
+  ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
+])
+
+/** A valid request body for the operation in this world (undefined: the operation takes none). */
+export function validBody(op: Operation, world: World): unknown {
+  const t = world.tag
+  switch (`${op.method} ${op.rootPath}`) {
+    case 'POST /a2a/message':
+      return { sender: `peer-${t}`, recipient: 'bernstein', content: `note ${t}`, task_id: world.taskA.id }
+    case 'POST /a2a/tasks/send':
+      return { sender: `peer-${t}`, message: `sent ${t}`, role: `sent-${t}` }
+    case 'POST /a2a/tasks/{a2a_task_id}/artifacts':
+      return { name: `log-${t}`, data: 'artifact data', content_type: 'text/plain' }
+    case 'POST /a2a/v0/tasks':
+      return {
+        sender: { name: `peer-${t}-${uid()}`, description: 'a peer', capabilities: ['code'], endpoint: 'http://peer.test' },
+        task: { id: `remote-${uid()}`, message: `delegated ${t}`, role: `v0-${t}` },
+      }
+    case 'POST /tasks':
+      return { title: `created ${t}`, role: `created-${t}`, metadata: { k: 'v' } }
+    case 'POST /tasks/{task_id}/claim':
+      return { agent_id: 'worker-1' }
+    case 'POST /tasks/{task_id}/progress':
+      return { message: 'halfway', percent: 50 }
+    case 'POST /tasks/{task_id}/complete':
+      return { result_summary: 'finished' }
+    case 'POST /tasks/{task_id}/fail':
+    case 'POST /tasks/{task_id}/block':
+      return { reason: 'upstream down' }
+    case 'POST /tasks/{task_id}/cancel':
+    case 'POST /tasks/{task_id}/close':
+      return { reason: 'no longer needed' }
+  }
+  // An operation added to the document after these templates: an empty object still exercises auth and tenancy.
+  return op.hasBody ? {} : undefined
+}
+
+/** The concrete path for the operation, its parameters (and required query) filled with the world's tenant-A ids. */
+export function concretePath(op: Operation, world: World): string {
+  const query = op.requiredQuery.map((name) => `${name}=${encodeURIComponent(name === 'ticket_id' ? world.taskA.id : `x-${world.tag}`)}`).join('&')
+  return op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    switch (name) {
+      case 'task_id':
+        return world.taskA.id
+      case 'a2a_task_id':
+        return world.a2aA.id
+      case 'role':
+        return encodeURIComponent(world.taskA.role)
+      default:
+        throw new Error(`no value for path parameter {${name}} in ${op.path}: add one to test/security/support.ts`)
+    }
+  }) + (query ? `?${query}` : '')
+}
+
+/** Everything an operator can see of a tenant: all its tasks (with versions), newest first. */
+export async function tenantTasks(app: TestApp, tenant: string): Promise<unknown[]> {
+  const tasks: unknown[] = []
+  let cursor: string | null = null
+  do {
+    const res = await rawRequest(app.url, {
+      method: 'GET',
+      path: `/tasks?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+      token: OPERATOR_TOKEN,
+      headers: { 'x-tenant-id': tenant },
+    })
+    if (res.status !== 200) throw new Error(`snapshot list failed: ${res.status} ${res.text}`)
+    const page = res.json as { tasks: unknown[]; next_cursor: string | null }
+    tasks.push(...page.tasks)
+    cursor = page.next_cursor
+  } while (cursor)
+  return tasks
+}
+
+export interface Snapshot {
+  readonly tenants: Readonly<Record<string, unknown[]>>
+  readonly a2a: Readonly<Record<string, unknown>>
+}
+
+/** GET /tasks as the operator for each tenant, and GET of each A2A task (status, artifacts, updated_at). */
+export async function snapshot(app: TestApp, tenants: readonly string[], a2a: readonly { tenant: string; id: string }[]): Promise<Snapshot> {
+  const byTenant: Record<string, unknown[]> = {}
+  for (const tenant of tenants) byTenant[tenant] = await tenantTasks(app, tenant)
+  const a2aById: Record<string, unknown> = {}
+  for (const { tenant, id } of a2a) {
+    const res = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${id}`, token: OPERATOR_TOKEN, headers: { 'x-tenant-id': tenant } })
+    a2aById[id] = { status: res.status, body: res.json }
+  }
+  return { tenants: byTenant, a2a: a2aById }
+}
+
+export function worldSnapshot(app: TestApp, world: World): Promise<Snapshot> {
+  return snapshot(app, [world.tenantA, world.tenantB, 'default'], [{ tenant: world.tenantA, id: world.a2aA.id }])
+}
+
+/** Every row of every table, per table, each row serialised and the rows sorted: equal dumps mean nothing was written. */
+export type Dump = Readonly<Record<string, readonly string[]>>
+
+export interface StoreDump {
+  dump(): Promise<Dump>
+  close(): Promise<void>
+}
+
+const serialiseRow = (row: unknown): string => JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))
+
+/**
+ * A second, independent connection to the test server's database, reading every table directly (not through the
+ * repositories), so that a write anywhere, by anything, shows. SQLite: the data dir's file, read-only. PostgreSQL:
+ * the server's private schema, found by a marker task created through the API.
+ */
+export async function openStoreDump(app: TestApp): Promise<StoreDump> {
+  if (app.engine === 'sqlite') {
+    const db = new SQLite(join(app.dataDir, 'bernstein-a2a.sqlite'), { readonly: true, fileMustExist: true })
+    return {
+      dump: async () => {
+        const tables = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]
+        return Object.fromEntries(tables.map(({ name }) => [name, db.prepare(`select * from "${name}"`).all().map(serialiseRow).sort()]))
+      },
+      close: async () => {
+        db.close()
+      },
+    }
+  }
+  const marker = `dump-marker-${uid()}`
+  await ok(app, 'dump-marker', 'POST', '/tasks', { title: marker })
+  const client = new pg.Client({ connectionString: process.env['TEST_DATABASE_URL'] })
+  await client.connect()
+  let schema: string | undefined
+  const candidates = await client.query<{ table_schema: string }>("select table_schema from information_schema.tables where table_name = 'tasks'")
+  for (const { table_schema } of candidates.rows) {
+    const found = await client.query(`select 1 from "${table_schema}".tasks where title = $1`, [marker])
+    if (found.rowCount) schema = table_schema
+  }
+  if (schema === undefined) throw new Error('could not find the test server schema')
+  const inSchema = schema
+  return {
+    dump: async () => {
+      const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1 order by table_name', [inSchema])
+      const result: Record<string, string[]> = {}
+      for (const { table_name } of tables.rows) result[table_name] = (await client.query(`select * from "${inSchema}"."${table_name}"`)).rows.map(serialiseRow).sort()
+      return result
+    },
+    close: () => client.end(),
+  }
+}
