@@ -6,6 +6,7 @@ import pg from 'pg'
 import type { Database } from './database.js'
 import type { Engine } from './engine.js'
 import { migrationProvider } from './migrations/index.js'
+import { withStatementCache } from './sqlite-statement-cache.js'
 import { guardedPool } from './pg-pool.js'
 import { asUnavailable } from './unavailable.js'
 
@@ -98,7 +99,7 @@ export function connect(options: DatabaseOptions): Connection {
   sqlite.pragma(`synchronous = ${options.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL'}`)
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma('foreign_keys = ON')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   return { db, engine: 'sqlite', sharedPool: null, close: () => db.destroy() }
 }
 
