@@ -41,7 +41,9 @@ export interface SubjectSummary {
   readonly p99: number
   readonly peakRssMb: number
   readonly readyMs: number
-  readonly rounds: readonly LoadResult[]
+  /** Server CPU time per operation in µs (median of the rounds): what a request costs, whatever else runs. */
+  readonly cpuUsPerOp: number
+  readonly rounds: readonly (LoadResult & { readonly cpuUsPerOp: number })[]
 }
 
 export interface CaseSummary {
@@ -50,9 +52,10 @@ export interface CaseSummary {
   readonly subjects: readonly SubjectSummary[]
 }
 
-async function runOnce(subject: Subject, settings: Settings, duration: number): Promise<LoadResult> {
+async function runOnce(subject: Subject, settings: Settings, duration: number): Promise<LoadResult & { cpuUsPerOp: number }> {
   await subject.prepare?.()
   const before = subject.failures?.() ?? 0
+  const cpuBefore = subject.proc.cpuMs()
   const result = await runLoad({
     url: subject.proc.url,
     connections: settings.connections,
@@ -61,22 +64,23 @@ async function runOnce(subject: Subject, settings: Settings, duration: number): 
     ...(subject.headers !== undefined && { headers: subject.headers }),
     requests: subject.requests(),
   })
+  const cpuUsPerOp = ((subject.proc.cpuMs() - cpuBefore) * 1000) / (result.total / (subject.requestsPerOp ?? 1))
   assertClean(`${subject.label} (${subject.proc.name})`, result)
   const failed = (subject.failures?.() ?? 0) - before
   if (failed > 0) throw new Error(`${subject.label} (${subject.proc.name}): ${failed} answers were errors`)
-  return result
+  return { ...result, cpuUsPerOp }
 }
 
 export async function runCase(name: string, title: string, subjects: readonly Subject[], settings: Settings, log: (line: string) => void): Promise<CaseSummary> {
   log(`\n## ${title}`)
   if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup)
-  const rounds = new Map<Subject, LoadResult[]>(subjects.map((s) => [s, []]))
+  const rounds = new Map<Subject, (LoadResult & { cpuUsPerOp: number })[]>(subjects.map((s) => [s, []]))
   for (let r = 0; r < settings.rounds; r++) {
     for (const subject of subjects) {
       const result = await runOnce(subject, settings, settings.duration)
       rounds.get(subject)?.push(result)
       const per = subject.requestsPerOp ?? 1
-      log(`  round ${r + 1} ${subject.label.padEnd(34)} ${(result.rps / per).toFixed(0).padStart(7)}/s  p50 ${result.p50.toFixed(1)} ms  p99 ${result.p99.toFixed(1)} ms`)
+      log(`  round ${r + 1} ${subject.label.padEnd(34)} ${(result.rps / per).toFixed(0).padStart(7)}/s  p50 ${result.p50.toFixed(1)} ms  p99 ${result.p99.toFixed(1)} ms  server CPU ${result.cpuUsPerOp.toFixed(0)} µs/op`)
     }
   }
   return {
@@ -93,6 +97,7 @@ export async function runCase(name: string, title: string, subjects: readonly Su
         p99: median(results.map((x) => x.p99)),
         peakRssMb: subject.proc.peakRssMb(),
         readyMs: subject.proc.readyMs,
+        cpuUsPerOp: median(results.map((x) => x.cpuUsPerOp)),
         rounds: results,
       }
     }),

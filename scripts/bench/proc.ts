@@ -29,6 +29,8 @@ export interface RunningProcess {
   peakRssMb(): number
   /** Current resident set size in MiB (VmRSS). */
   rssMb(): number
+  /** CPU time (user + system) used so far, in ms. */
+  cpuMs(): number
   stop(): Promise<void>
 }
 
@@ -134,6 +136,7 @@ export async function startProcess(spec: SpawnSpec): Promise<RunningProcess> {
     readyCpuMs,
     peakRssMb: () => procStatusMb(pid, 'VmHWM'),
     rssMb: () => procStatusMb(pid, 'VmRSS'),
+    cpuMs: () => procCpuMs(pid),
     stop,
   }
 }

@@ -47,10 +47,10 @@ export function markdown(report: Report): string {
         .join(', ')}.`,
   )
   lines.push('')
-  lines.push('| case | system | ops/s | p50 ms | p99 ms | peak RSS MB |')
-  lines.push('|---|---|---:|---:|---:|---:|')
+  lines.push('| case | system | ops/s | p50 ms | p99 ms | server CPU µs/op | peak RSS MB |')
+  lines.push('|---|---|---:|---:|---:|---:|---:|')
   for (const c of report.cases) {
-    for (const s of c.subjects) lines.push(`| ${c.title} | ${s.label} | ${fmt(s.rps)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${fmt(s.peakRssMb)} |`)
+    for (const s of c.subjects) lines.push(`| ${c.title} | ${s.label} | ${fmt(s.rps)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${fmt(s.cpuUsPerOp)} | ${fmt(s.peakRssMb)} |`)
   }
   lines.push('')
   lines.push('| micro-benchmark | bernstein-a2a ops/s | raw primitive ops/s | ratio |')
