@@ -56,6 +56,23 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
   })
 }
 
+/** Deepest nesting accepted in `metadata`: far beyond real use, far below what JSON.stringify can recurse. */
+export const MAX_METADATA_DEPTH = 100
+
+/** Nesting depth of a JSON value (a scalar is 0), counted without recursion so no input can overflow the stack. */
+function jsonDepth(value: unknown, limit: number): number {
+  let deepest = 0
+  const pending: [unknown, number][] = [[value, 0]]
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop() as [unknown, number]
+    if (typeof item !== 'object' || item === null) continue
+    if (depth + 1 > deepest) deepest = depth + 1
+    if (deepest > limit) return deepest
+    for (const child of Object.values(item)) pending.push([child, depth + 1])
+  }
+  return deepest
+}
+
 /** The Bernstein task lifecycle: creation, listing, claiming and the transitions, one transaction each. */
 export class TaskService {
   readonly #deps: TaskServiceDeps
@@ -103,6 +120,12 @@ export class TaskService {
   }
 
   async create(tenantId: string, input: NewTask): Promise<Task> {
+    // Storing serialises metadata recursively; a pathologically deep document must be a 422, not a stack overflow.
+    if (input.metadata !== undefined && jsonDepth(input.metadata, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH) {
+      throw new AppError('validation_failed', 'metadata nested too deeply', {
+        issues: [{ loc: ['body', 'metadata'], msg: `Metadata must not nest deeper than ${MAX_METADATA_DEPTH} levels`, type: 'value_error' }],
+      })
+    }
     const task = this.newTask(tenantId, input)
     await this.#deps.store.transaction((repos) => this.insertWithin(repos, task))
     return task
