@@ -93,6 +93,17 @@ export class TaskRepository {
   }
 
   /**
+   * Like {@link get}, and on PostgreSQL also locks the row until the caller's transaction ends, so that concurrent
+   * writers of one task queue instead of failing each other's compare-and-set. SQLite serialises writers anyway.
+   */
+  async getForUpdate(tenantId: string, id: string): Promise<Task | undefined> {
+    let q = this.#db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
+    if (this.#engine === 'postgres') q = q.forUpdate()
+    const row = await q.executeTakeFirst()
+    return row && rowToTask(row)
+  }
+
+  /**
    * Writes `next` only if the stored version is still `expectedVersion` (compare-and-set). Returns false when
    * another writer got there first; the caller reports a conflict instead of overwriting.
    */

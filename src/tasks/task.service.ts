@@ -186,7 +186,8 @@ export class TaskService {
 
   /** Records a progress entry without changing the status (inbound A2A messages). */
   async appendNoteWithin(repos: Repositories, tenantId: string, id: string, message: string): Promise<Task> {
-    const task = await repos.tasks.get(tenantId, id)
+    // Locked: concurrent notes for one task must all land (Bernstein appends every message), not lose a CAS race.
+    const task = await repos.tasks.getForUpdate(tenantId, id)
     if (!task) throw taskNotFound(id)
     const now = this.#deps.clock.now()
     const next = { ...this.#appendProgress(task, { timestamp: now, message, percent: 0 }), updatedAt: now, version: task.version + 1 }
