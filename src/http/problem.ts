@@ -103,6 +103,28 @@ function jsonErrorPosition(error: HttpLikeError): number {
   return Number(/position (\d+)/.exec(error.message ?? '')?.[1] ?? 0)
 }
 
+/** PostgreSQL refuses U+0000 in text: `invalid byte sequence for encoding "UTF8": 0x00` (SQLSTATE 22021). */
+function isNulRejection(error: unknown): boolean {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown }
+  return e.code === '22021' && typeof e.message === 'string' && e.message.includes('0x00')
+}
+
+/** The request input that carried the NUL character: a path parameter, a query parameter, or a string in the body. */
+function nulLocation(req: Request): (string | number)[] {
+  const hasNul = (v: unknown): boolean => typeof v === 'string' && v.includes('\u0000')
+  const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams ?? req.params ?? {}
+  for (const [name, value] of Object.entries(pathParams)) if (hasNul(value)) return ['path', name]
+  for (const [name, value] of Object.entries(req.query ?? {})) if (hasNul(value)) return ['query', name]
+  const pending: [unknown, (string | number)[]][] = [[req.body, ['body']]]
+  while (pending.length > 0) {
+    const [value, loc] = pending.pop() as [unknown, (string | number)[]]
+    if (hasNul(value)) return loc
+    if (Array.isArray(value)) value.forEach((item, i) => pending.push([item, [...loc, i]]))
+    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) pending.push([v, [...loc, k]])
+  }
+  return ['body']
+}
+
 function send(res: Response, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.status(status).json(body)
@@ -136,6 +158,10 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
     if (error.code === 'validation_failed') return send(res, status, { detail: error.issues }, error.headers)
     if (status >= 500) options.log(error, { method: req.method, path: req.path })
     return send(res, status, { detail: error.message, ...error.extra }, error.headers)
+  }
+  if (isNulRejection(error)) {
+    // The statement failed inside its transaction, so nothing was written; the input, not the server, is at fault.
+    return send(res, 422, { detail: [{ loc: nulLocation(req), msg: 'String must not contain the NUL character (\\u0000)', type: 'value_error' }] })
   }
   const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
   const status = http.status ?? http.statusCode
