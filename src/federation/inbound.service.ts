@@ -40,6 +40,8 @@ class DuplicateDelivery extends Error {}
 const MAX_ID = 1000
 const MAX_MESSAGE = 100_000
 
+const NUL = '\u0000'
+
 const badRequest = (detail: string): AppError => new AppError('invalid_request', detail)
 const rejected = (detail: string): AppError => new AppError('rejected', detail)
 
@@ -72,6 +74,10 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   if (message.length > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
   const role = task['role'] ?? 'backend'
   if (typeof role !== 'string' || role.length > 1000) throw rejected("Invalid 'task.role'")
+  // Stored text cannot hold U+0000 on PostgreSQL; refuse it here, on every engine, with this route's own statuses.
+  for (const [field, value] of [['id', id], ['message', message], ['role', role]] as const) {
+    if (value.includes(NUL)) throw rejected(`'task.${field}' must not contain the NUL character`)
+  }
   return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body, raw }
 }
 
@@ -100,6 +106,7 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
   })
   const endpoint = sender['endpoint'] ?? ''
   if (typeof endpoint !== 'string') throw invalid("AgentCard 'endpoint' must be a string")
+  if ([name, endpoint, ...(capabilities as string[])].some((text) => text.includes(NUL))) throw invalid('AgentCard text must not contain the NUL character')
   return { name, description, capabilities: capabilities as string[], endpoint: endpoint.replace(/\/+$/, '') }
 }
 
