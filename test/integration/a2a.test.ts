@@ -332,6 +332,20 @@ for (const engine of testEngines()) {
             expect((await getTask(client, taskId)).progress_log.map((p) => p.message)).toEqual(['[A2A:peer-a->bernstein] use the staging DB 🚀', '[A2A:b->c] second'])
           })
 
+          it('20 concurrent messages to one task all land, each as its own progress entry', async () => {
+            const { data: task } = await client.POST('/tasks', { body: { title: 'busy' } })
+            const taskId = task?.id ?? ''
+            const results = await Promise.all(
+              Array.from({ length: 20 }, (_, i) => client.POST('/a2a/message', { body: { sender: `peer-${i}`, recipient: 'bernstein', content: `note ${i}`, task_id: taskId } })),
+            )
+            expect(results.map((r) => r.response.status)).toEqual(Array(20).fill(201))
+            const after = await getTask(client, taskId)
+            expect(after.version).toBe(21)
+            expect(after.status).toBe('open')
+            expect(after.progress_log.map((p) => p.message).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `[A2A:peer-${i}->bernstein] note ${i}`).sort())
+            expect((await t.store.repos.a2a.messages('default', taskId)).map((m) => m.id).sort()).toEqual(results.map((r) => r.data?.id).sort())
+          })
+
           it('works on a plain Bernstein task too (task_id is a Bernstein task id)', async () => {
             const { data: task } = await client.POST('/tasks', { body: { title: 'plain' } })
             const r = await client.POST('/a2a/message', { body: { sender: 's', recipient: 'r', content: 'c', task_id: task?.id ?? '' } })
@@ -465,6 +479,9 @@ for (const engine of testEngines()) {
             ['task.message empty', { sender: valid.sender, task: { id: 't1', message: '' } }, 409, "Missing or empty 'task.message'"],
             ['task.message blank', { sender: valid.sender, task: { id: 't1', message: ' \n\t ' } }, 409, "Missing or empty 'task.message'"],
             ['task.message not a string', { sender: valid.sender, task: { id: 't1', message: ['m'] } }, 409, "Missing or empty 'task.message'"],
+            ['task.message with a NUL character', { sender: valid.sender, task: { id: 't1', message: 'a\u0000b' } }, 409, "'task.message' must not contain the NUL character"],
+            ['task.id with a NUL character', { sender: valid.sender, task: { id: 't\u0000', message: 'm' } }, 409, "'task.id' must not contain the NUL character"],
+            ['sender name with a NUL character', { sender: { name: 'p\u0000', description: 'd' }, task: valid.task }, 400, 'Invalid sender card: AgentCard text must not contain the NUL character'],
           ]
 
           const errorCases = errors.map(([label, body, status, detail]) => ({ label, body, status, detail }))

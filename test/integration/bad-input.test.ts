@@ -419,6 +419,42 @@ for (const engine of testEngines()) {
           expectIssues(r, [{ loc: c.loc, type: c.type }])
         })
 
+        it('metadata nested deeper than 100 levels: 422 at ["body","metadata"], never a stack overflow', async () => {
+          for (const depth of [101, 5000, 50_000]) {
+            const body = '{"title":"deep","metadata":' + '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1) + '}'
+            const r = await refused('POST', `${prefix}/tasks`, body)
+            expect(r.json, String(depth)).toEqual({ detail: [{ loc: ['body', 'metadata'], msg: 'Metadata must not nest deeper than 100 levels', type: 'value_error' }] })
+          }
+        })
+
+        it(engine === 'postgres' ? 'a NUL character is refused with 422 naming the input, and nothing is stored' : 'a NUL character never causes a 500', async () => {
+          const nul = (loc: Loc): unknown => ({ detail: [{ loc, msg: 'String must not contain the NUL character (\\u0000)', type: 'value_error' }] })
+          const writes: readonly (readonly [string, Record<string, unknown>, Loc])[] = [
+            ['/tasks', { title: 'a\u0000b' }, ['body', 'title']],
+            ['/tasks', { title: 't', description: 'fine', role: 'r\u0000' }, ['body', 'role']],
+            [`/tasks/${seed.open}/fail`, { reason: 'r\u0000' }, ['body', 'reason']],
+            ['/a2a/tasks/send', { sender: 's\u0000', message: 'm' }, ['body', 'sender']],
+            [`/a2a/tasks/${seed.a2a}/artifacts`, { name: 'n', data: 'd\u0000' }, ['body', 'data']],
+          ]
+          const reads: readonly (readonly [string, Loc, number])[] = [
+            ['/tasks/abc%00def', ['path', 'task_id'], 404],
+            ['/tasks?role=a%00b', ['query', 'role'], 200],
+            ['/tasks/next/a%00b', ['path', 'role'], 204],
+            ['/a2a/tasks/x%00y', ['path', 'a2a_task_id'], 404],
+          ]
+          if (engine === 'postgres') {
+            for (const [path, body, loc] of writes) expect((await refused('POST', prefix + path, JSON.stringify(body))).json).toEqual(nul(loc))
+            for (const [path, loc] of reads) expect((await refused('GET', prefix + path)).json).toEqual(nul(loc))
+          } else {
+            // SQLite stores U+0000 like any other character and reads it back unchanged.
+            const created = await send('POST', `${prefix}/tasks`, JSON.stringify({ title: 'a\u0000b' }))
+            expect(created.status).toBe(201)
+            const read = await send('GET', `${prefix}/tasks/${String((created.json as { id: string }).id)}`)
+            expect((read.json as { title: string }).title).toBe('a\u0000b')
+            for (const [path, , status] of reads) expect((await refused('GET', prefix + path)).status, path).toBe(status)
+          }
+        })
+
         it('an unknown cursor is refused with its own text', async () => {
           const r = await refused('GET', `${prefix}/tasks?cursor=abc`)
           expect(r.json).toEqual({ detail: [{ loc: ['query', 'cursor'], msg: 'Invalid pagination cursor', type: 'value_error' }] })

@@ -231,6 +231,16 @@ for (const engine of testEngines()) {
             expect(await getTask(client, task.id)).toEqual(task)
           })
 
+          it('keeps metadata nested 100 levels deep exactly', async () => {
+            // 100 nested objects; the mixed array sits at the second level.
+            let metadata: Record<string, unknown> = { leaf: 'x' }
+            for (let i = 0; i < 99; i++) metadata = { [`level${99 - i}`]: metadata }
+            metadata = { ...metadata, mixed: [1, 2.5, 'x', null, true, { k: 'v' }] }
+            const task = await create(client, { title: 'deep metadata', metadata })
+            expect(task.metadata).toEqual(metadata)
+            expect((await getTask(client, task.id)).metadata).toEqual(metadata)
+          })
+
           it('scopes the task to the tenant of the x-tenant-id header', async () => {
             const tenant = uniqueTenant('acme')
             const inTenant = t.clientWith({ token: OPERATOR_TOKEN, tenant, prefix })
