@@ -1,5 +1,6 @@
 import { parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
 import { AppError } from '../errors.js'
+import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'
@@ -61,6 +62,8 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
     throw badRequest(`Invalid JSON body: ${pythonDecodeMessage(raw, error)}`)
   }
   if (!isObject(body)) throw badRequest('Body must be a JSON object')
+  const lone = findLoneSurrogate(body)
+  if (lone) throw badRequest(`Invalid JSON body: ${LONE_SURROGATE_MESSAGE} (at ${lone.join('.')})`)
   const sender = body['sender']
   if (!isObject(sender) || Object.keys(sender).length === 0) throw badRequest("Missing or invalid 'sender' Agent Card")
   const task = body['task']

@@ -61,7 +61,16 @@ export function authenticate(options: AuthOptions): RequestHandler {
     const resolveToken = options.resolveToken
     if (resolveToken === null) return setCaller({ role: 'operator', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null })
     const publicPath = isPublicPath(req.path)
-    const anonymous = (): void => setCaller({ role: 'anonymous', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null })
+    // Probes and discovery must not fail on an odd tenant header: anonymous callers there fall back to `default`.
+    const anonymous = (): void => {
+      let tenantId = 'default'
+      try {
+        tenantId = tenantFromHeader(req.headers['x-tenant-id'])
+      } catch {
+        // keep the default
+      }
+      setCaller({ role: 'anonymous', tenantId, tokenId: null })
+    }
     const header = req.headers.authorization
     if (typeof header !== 'string' || !header.startsWith('Bearer ') || header.slice(7).trim() === '') {
       if (publicPath) return anonymous()
