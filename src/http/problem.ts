@@ -196,3 +196,17 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
   options.log(error, { method: req.method, path: req.path })
   return send(res, 500, { detail: 'Internal Server Error' })
 }
+
+/** Writes the fixed 500 directly (no res.json, so no response validation can intercept it again). */
+export function lastResortErrorHandler(logger: { error(obj: unknown, msg?: string): void }): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    logger.error({ err: error, method: req.method, path: req.path }, 'error while rendering an error')
+    if (res.headersSent) {
+      res.destroy()
+      return
+    }
+    res.statusCode = 500
+    res.setHeader('Content-Type', 'application/json; charset=utf-8')
+    res.end('{"detail":"Internal Server Error"}')
+  }
+}

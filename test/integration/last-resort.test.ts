@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AppError } from '../../src/errors.js'
+import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+
+describe('errors raised while rendering errors', () => {
+  let app: TestApp
+  beforeAll(async () => {
+    // An observer that refuses with a status createTask does not document: the response validator then refuses
+    // the error body itself, and the last-resort handler must still answer with the contract's JSON 500.
+    app = await startTestApp({
+      taskObservers: [
+        {
+          async onTaskChange(_repos, change) {
+            if (change.after.title === 'explode') throw new AppError('rejected', 'observer refused')
+          },
+        },
+      ],
+    })
+  })
+  afterAll(async () => app.close())
+
+  it('end as the fixed JSON 500, never an HTML page with a stack trace', async () => {
+    const res = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'explode' }) })
+    expect(res.status).toBe(500)
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(res.json).toEqual({ detail: 'Internal Server Error' })
+    expect(res.text).not.toMatch(/at .*\.ts:\d+/)
+    const ok = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'fine' }) })
+    expect(ok.status).toBe(201)
+  })
+
+  it('ignores unknown query parameters, as FastAPI does', async () => {
+    const res = await rawRequest(app.url, { method: 'GET', path: '/tasks?_=123&limit=5' })
+    expect(res.status).toBe(200)
+  })
+})
