@@ -6,10 +6,19 @@ export type A2ATaskSend = components['schemas']['A2ATaskSendRequest']
 /** The receipt object of an attested response (`null` = unattested). */
 export type A2AReceipt = NonNullable<A2ATask['receipt']>
 
-/** A2A statuses after which a task never changes again. */
+/**
+ * A2A statuses after which a task never changes again.
+ *
+ * @example TERMINAL_A2A_STATUSES.includes('completed') // true
+ */
 export const TERMINAL_A2A_STATUSES = ['completed', 'failed', 'canceled'] as const
 export type TerminalA2AStatus = (typeof TERMINAL_A2A_STATUSES)[number]
 
+/**
+ * Narrows an A2A status to a terminal one.
+ *
+ * @example if (isTerminalA2AStatus(task.status)) console.log('finished:', task.status)
+ */
 export function isTerminalA2AStatus(status: string): status is TerminalA2AStatus {
   return (TERMINAL_A2A_STATUSES as readonly string[]).includes(status)
 }
