@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely'
@@ -94,6 +94,8 @@ export function connect(options: DatabaseOptions): Connection {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
     file = join(options.dataDir, 'bernstein-a2a.sqlite')
   }
+  // Create the file owner-only before SQLite does (its -wal and -shm files then inherit the same mode).
+  if (file !== ':memory:') closeSync(openSync(file, 'a', 0o600))
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma(`synchronous = ${options.sqliteSynchronous === 'normal' ? 'NORMAL' : 'FULL'}`)
