@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { startServer } from '../../src/server.js'
 import { repoRoot } from '../helpers/vectors.js'
+import { CLI_ENTRY } from '../helpers/cli.js'
 
 interface Run {
   readonly code: number
@@ -19,7 +20,7 @@ interface Run {
 function doctor(env: Record<string, string>, ...args: string[]): Promise<Run> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL'))
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, 'doctor'], { cwd: repoRoot, env: { ...base, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...CLI_ENTRY, ...args, 'doctor'], { cwd: repoRoot, env: { ...base, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
     })
   })

@@ -8,6 +8,7 @@ import { verifyCapabilityCard } from '../../src/cards/verify-capability-card.js'
 import { privateKeyFromPem } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { repoRoot, vectorPath } from '../helpers/vectors.js'
+import { CLI_ENTRY } from '../helpers/cli.js'
 
 interface Run {
   code: number
@@ -20,7 +21,7 @@ function cli(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      [...CLI_ENTRY, ...args],
       { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' } },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0

@@ -1,6 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 import { repoRoot } from './vectors.js'
+
+/** The CLI the tests run as a process: the compiled entry that test/global-setup.ts keeps current. */
+export const CLI_ENTRY: readonly string[] = [join(repoRoot, 'dist', 'cli', 'main.js')]
 
 export interface CliRun {
   readonly code: number
@@ -8,12 +12,12 @@ export interface CliRun {
   readonly stderr: string
 }
 
-/** Runs the real CLI as a separate process (`node --import tsx src/cli/main.ts ...`). */
+/** Runs the real CLI as a separate process. */
 export function runCli(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      [...CLI_ENTRY, ...args],
       { cwd: repoRoot, env: { ...process.env, BERNSTEIN_LOG_LEVEL: 'warn', ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
@@ -45,7 +49,7 @@ export interface SpawnedServer {
 /** Starts `bernstein-a2a serve` as its own process and resolves once it prints its URL. */
 export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<SpawnedServer> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
     cwd: repoRoot,
     env: { ...process.env, BERNSTEIN_LOG_LEVEL: 'warn', BERNSTEIN_PORT: String(port), BERNSTEIN_FEDERATION_POLL_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

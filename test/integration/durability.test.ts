@@ -10,6 +10,7 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { type TestEngine, testEngines } from '../helpers/engines.js'
+import { CLI_ENTRY } from '../helpers/cli.js'
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TOKEN = `durability-token-${randomBytes(8).toString('hex')}`
@@ -40,7 +41,7 @@ const children = new Set<ChildProcess>()
 async function serve(env: Record<string, string>): Promise<Served> {
   const port = await freePort()
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL'))
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
     cwd: REPO_ROOT,
     env: { ...inherited, BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: String(port), BERNSTEIN_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

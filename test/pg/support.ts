@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { type Server, type Socket, createServer, connect as tcpConnect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import { CLI_ENTRY } from '../helpers/cli.js'
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -94,7 +95,7 @@ export interface ServerProcess {
 
 /** Runs `node --import tsx src/cli/main.ts <args>` from the repository root with `env` on top of a clean one. */
 export function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  return spawn(process.execPath, [...CLI_ENTRY, ...args], {
     cwd: repoRoot,
     env: { ...cleanEnv(), NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
