@@ -13,11 +13,12 @@ import { metricsRoutes, PrometheusMetrics } from './http/metrics.js'
 import { OperationIndex } from './http/operation-index.js'
 import { requestLog } from './http/request-log.js'
 import { authorize } from './http/authorize.js'
+import { rejectLoneSurrogates } from './http/unicode.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
 import type { TokenIdentity } from './http/caller.js'
 import { loadContract } from './http/openapi-document.js'
-import { BODY_LIMIT_BYTES, problemHandler } from './http/problem.js'
+import { BODY_LIMIT_BYTES, lastResortErrorHandler, problemHandler } from './http/problem.js'
 import { type RouteDefinition, expressPath } from './http/route.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
@@ -81,12 +82,14 @@ export function createApp(deps: AppDeps): App {
   app.use(DOCS_ASSETS, docsAssets())
   app.use(V0_PATHS, ...rawBodyForV0)
   app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
+  app.use(rejectLoneSurrogates())
   memoizeValidatorRouteCompilation()
   app.use(
     OpenApiValidator.middleware({
       apiSpec: contract.validatorDocument as never,
       validateApiSpec: true,
-      validateRequests: { allErrors: true },
+      // Unknown query parameters are ignored, as FastAPI does (cache busters, tracing tags).
+      validateRequests: { allErrors: true, allowUnknownQueryParameters: true },
       validateResponses: deps.validateResponses === false ? false : { allErrors: true },
       validateSecurity: false,
       ignoreUndocumented: false,
@@ -102,5 +105,8 @@ export function createApp(deps: AppDeps): App {
     throw new AppError('not_found', 'Not Found')
   })
   app.use(problemHandler({ document: contract.document, log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
+  // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
+  // must still end as the contract's 500, never as Express's HTML page with a stack trace.
+  app.use(lastResortErrorHandler(logger))
   return { express: app, services, metrics }
 }
