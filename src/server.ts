@@ -1,5 +1,6 @@
 import type { Server } from 'node:http'
 import { type App, createApp } from './app.js'
+import { answerClientErrors } from './http/client-errors.js'
 import { resolveOperatorToken, secretsEqual } from './auth/operator-token.js'
 import type { Config } from './config.js'
 import type { TokenIdentity } from './http/caller.js'
@@ -192,6 +193,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const s = app.express.listen(config.port, config.host, () => resolve(s))
     s.once('error', reject)
   })
+  answerClientErrors(server)
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : config.port
   const host = config.host.includes(':') ? `[${config.host}]` : config.host

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http'
 import { type AppDeps, type App, createApp } from '../../src/app.js'
+import { answerClientErrors } from '../../src/http/client-errors.js'
 import { secretsEqual } from '../../src/auth/operator-token.js'
 import { type ApiClient, createApiClient } from '../../src/client/index.js'
 import type { TokenIdentity } from '../../src/http/caller.js'
@@ -94,6 +95,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const server: Server = await new Promise((resolve) => {
     const s = app.express.listen(0, '127.0.0.1', () => resolve(s))
   })
+  answerClientErrors(server)
   const address = server.address()
   if (typeof address !== 'object' || address === null) throw new Error('no address')
   const url = `http://127.0.0.1:${address.port}`

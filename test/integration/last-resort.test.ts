@@ -29,6 +29,13 @@ describe('errors raised while rendering errors', () => {
     expect(ok.status).toBe(201)
   })
 
+  it('answers requests Node refuses before Express (oversized headers) with a JSON body', async () => {
+    const res = await fetch(`${app.url}/health`, { headers: { 'x-padding': 'a'.repeat(40_000) } })
+    expect(res.status).toBe(431)
+    expect(await res.json()).toEqual({ detail: 'Request header fields too large' })
+    expect((await fetch(`${app.url}/health`)).status).toBe(200)
+  })
+
   it('ignores unknown query parameters, as FastAPI does', async () => {
     const res = await rawRequest(app.url, { method: 'GET', path: '/tasks?_=123&limit=5' })
     expect(res.status).toBe(200)
