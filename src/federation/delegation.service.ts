@@ -285,7 +285,9 @@ export class DelegationService {
 
   /** One pass over every delegation due for a poll (`all`: every followed one, ignoring backoff). */
   async syncDue(options: { all?: boolean } = {}): Promise<Delegation[]> {
-    const due = await this.#deps.store.repos.federation.due(options.all ? Number.MAX_VALUE : this.#deps.clock.now())
+    const now = this.#deps.clock.now()
+    const lease = now + (this.#deps.retry ?? DEFAULT_RETRY_POLICY).timeoutMs / 1000 * 2
+    const due = await this.#deps.store.transaction((repos) => repos.federation.claimDue(options.all ? Number.MAX_VALUE : now, lease))
     const settled: Delegation[] = []
     for (const d of due) settled.push(await this.follow(d))
     return settled

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Delegation, DelegationStatus } from '../federation/delegation.js'
 import type { Database, FederationLedgerTable } from './database.js'
+import type { Engine } from './engine.js'
 
 function rowToDelegation(row: Selectable<FederationLedgerTable>): Delegation {
   return {
@@ -54,9 +55,11 @@ function delegationToRow(d: Delegation): Selectable<FederationLedgerTable> {
 
 export class FederationRepository {
   readonly #db: Kysely<Database>
+  readonly #engine: Engine
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, engine: Engine) {
     this.#db = db
+    this.#engine = engine
   }
 
   /** Inserts unless (tenant, peer, local task) exists; returns the stored row either way. */
@@ -93,16 +96,28 @@ export class FederationRepository {
     return rows.map(rowToDelegation)
   }
 
-  /** Delegations the follower should poll now. */
-  async due(now: number, limit = 50): Promise<Delegation[]> {
-    const rows = await this.#db
+  /**
+   * Claims the delegations due for a poll: within the caller's transaction their next poll moves to
+   * `leaseUntil`, so another replica's follower skips them (`FOR UPDATE SKIP LOCKED` on PostgreSQL) and a
+   * follower that dies mid-poll only delays them until the lease ends.
+   */
+  async claimDue(now: number, leaseUntil: number, limit = 50): Promise<Delegation[]> {
+    let q = this.#db
       .selectFrom('federation_ledger')
       .selectAll()
       .where('status', 'in', ['accepted', 'in_progress'])
       .where((eb) => eb.or([eb('next_poll_at', 'is', null), eb('next_poll_at', '<=', now)]))
       .orderBy('next_poll_at', 'asc')
       .limit(limit)
-      .execute()
+    if (this.#engine === 'postgres') q = q.forUpdate().skipLocked()
+    const rows = await q.execute()
+    if (rows.length > 0) {
+      await this.#db
+        .updateTable('federation_ledger')
+        .set({ next_poll_at: leaseUntil })
+        .where('id', 'in', rows.map((r) => r.id))
+        .execute()
+    }
     return rows.map(rowToDelegation)
   }
 }

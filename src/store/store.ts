@@ -7,6 +7,7 @@ import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
 import { TokenRepository } from './token.repository.js'
+import { SqliteGroupCommit } from './sqlite-group-commit.js'
 import { DatabaseUnavailable } from './unavailable.js'
 
 /** PostgreSQL gave up on a transaction to break a deadlock or a serialization conflict; running it again is safe. */
@@ -30,14 +31,17 @@ export interface Repositories {
 export class Store {
   readonly #connection: Connection
   readonly repos: Repositories
+  /** SQLite: transactions arriving together share one COMMIT (one fsync); see SqliteGroupCommit. */
+  readonly #group: SqliteGroupCommit | null
 
   constructor(connection: Connection) {
     this.#connection = connection
     this.repos = Store.#bind(connection.db, connection.engine)
+    this.#group = connection.engine === 'sqlite' ? new SqliteGroupCommit(connection.db) : null
   }
 
   static #bind(db: Connection['db'], engine: Engine): Repositories {
-    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine), documents: new DocumentRepository(db, engine), federation: new FederationRepository(db) }
+    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db), tokens: new TokenRepository(db), chains: new ChainRepository(db, engine), documents: new DocumentRepository(db, engine), federation: new FederationRepository(db, engine) }
   }
 
   get engine(): Engine {
@@ -52,6 +56,7 @@ export class Store {
    */
   async transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
+    if (this.#group) return this.#group.run((db) => work(Store.#bind(db, engine)))
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine)))

@@ -203,6 +203,21 @@ for (const engine of testEngines()) {
       expect(await a.store.repos.a2a.messages('default')).toHaveLength(1)
     })
 
+    it('leases due delegations, so followers on several replicas never poll the same one at once', async () => {
+      const a = await node('org-a')
+      const b = await node('org-b')
+      const d = await delegate(a, b, await localTask(a))
+      expect(d.status).toBe('accepted')
+      const now = Date.now() / 1000
+      const [first, second] = await Promise.all([
+        a.store.transaction((repos) => repos.federation.claimDue(now + 1, now + 60)),
+        a.store.transaction((repos) => repos.federation.claimDue(now + 1, now + 60)),
+      ])
+      expect([...first!, ...second!].map((x) => x.id)).toEqual([d.id])
+      expect(await a.store.transaction((repos) => repos.federation.claimDue(now + 1, now + 60))).toEqual([])
+      expect((await a.store.transaction((repos) => repos.federation.claimDue(now + 61, now + 120))).map((x) => x.id)).toEqual([d.id])
+    })
+
     it('a duplicate delivery creates one task on the peer', async () => {
       const a = await node('org-a')
       const b = await node('org-b')
