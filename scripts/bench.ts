@@ -297,7 +297,7 @@ async function main(): Promise<void> {
     if (options.only.has('startup')) ready = await startupCase(command, options.startups)
     if (options.only.has('send')) cases.push(await sendCase(command, db, settings))
     if (options.only.has('get')) cases.push(await getCase(command, db, settings, options.quick ? 200 : 1000))
-    if (options.only.has('lifecycle')) cases.push(await lifecycleCase(command, db, settings, options.quick ? 300 : 2000))
+    if (options.only.has('lifecycle')) cases.push(await lifecycleCase(command, db, settings, options.quick ? 200 : 600))
     if (options.only.has('scale')) {
       const scale = await scaleCase(command, settings, options.sizes, options.seedBudgetSeconds)
       cases.push(scale.summary)

@@ -96,6 +96,15 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   ratio('GET PostgreSQL ÷ bare express', find(cases, 'get', 'bernstein-a2a postgres'), find(cases, 'get', 'express'), 'the same on PostgreSQL')
   ratio('lifecycle PostgreSQL ÷ SQLite', find(cases, 'lifecycle', 'bernstein-a2a postgres'), find(cases, 'lifecycle', 'bernstein-a2a sqlite'), 'claim-next + complete on the two engines')
 
+  const cpuRatio = (name: string, caseName: string, ours: string, theirs: string, meaning: string): void => {
+    const a = find(cases, caseName, ours)
+    const b = find(cases, caseName, theirs)
+    if (a && b) ratios.push({ name, value: b.cpuUsPerOp / a.cpuUsPerOp, meaning })
+  }
+  cpuRatio('send, server CPU per request: SDK ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'a2a-sdk SendMessage', 'the same comparison by CPU time, which other load on the machine disturbs less than req/s')
+  cpuRatio('send, server CPU per request: express ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
+  cpuRatio('GET, server CPU per request: express ÷ bernstein-a2a', 'get', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
+
   targets.push({ name: 'send ≥ 1.0× the SDK SendMessage', pass: sendSdk >= 1, measured: `${fmt(sendSdk, 2)}×`, goal: '≥ 1.00×' })
   targets.push({ name: 'send ≥ 40 % of bare express', pass: sendExpress >= 0.4, measured: pct(sendExpress), goal: '≥ 40 %' })
   targets.push({ name: 'GET ≥ 60 % of bare express', pass: getExpress >= 0.6, measured: pct(getExpress), goal: '≥ 60 %' })
