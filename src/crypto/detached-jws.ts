@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { KeyObject } from 'node:crypto'
-import { errors, FlattenedSign, flattenedVerify } from 'jose'
+import { type KeyObject, verify as nodeVerify } from 'node:crypto'
+import { FlattenedSign } from 'jose'
 import { jcsText } from '../canonical/jcs.js'
 import { decodeBase64urlStrict, encodeBase64url } from './base64url.js'
 import { assertEd25519KeyObject } from './ed25519.js'
@@ -118,21 +118,18 @@ export async function verifyDetachedJws(
   }
   // RFC 7797 unencoded payloads would change the signing input; this framing never uses them.
   if ('b64' in header || 'crit' in header) return malformed('JWS header must not use "b64" or "crit"')
+  // The algorithm is pinned above (EdDSA) and the key asserted Ed25519, so the JWS signing input (RFC 7515 §5.2:
+  // ASCII(header segment '.' base64url(payload))) is checked with node:crypto directly: the same Ed25519
+  // verification jose performs, without its asynchronous WebCrypto round trip (about half the cost of a card).
+  const signature = decodeBase64urlStrict(signatureSegment)
+  if (!signature) return malformed('JWS signature must be the base64url of 64 bytes')
+  let valid: boolean
   try {
-    await flattenedVerify(
-      { protected: headerSegment, payload: encodeBase64url(payload), signature: signatureSegment },
-      publicKey,
-      { algorithms: [JWS_ALG] },
-    )
-  } catch (error) {
-    if (error instanceof errors.JWSSignatureVerificationFailed) {
-      return { ok: false, code: 'signature', detail: 'JWS signature does not verify' }
-    }
-    if (error instanceof errors.JOSEAlgNotAllowed) {
-      return { ok: false, code: 'unknown_alg', detail: `JWS alg must be "${JWS_ALG}"` }
-    }
+    valid = nodeVerify(null, Buffer.from(`${headerSegment}.${encodeBase64url(payload)}`, 'ascii'), publicKey, signature)
+  } catch {
     return malformed('JWS is invalid')
   }
+  if (!valid) return { ok: false, code: 'signature', detail: 'JWS signature does not verify' }
   return { ok: true, header: header as JwsProtectedHeader }
 }
 
