@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process'
 import { createPrivateKey, createPublicKey } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { Server } from 'node:http'
@@ -7,29 +6,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { repoRoot, vectorJson, vectorPath, vectorText } from '../helpers/vectors.js'
-import { CLI_ENTRY } from '../helpers/cli.js'
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
+import { vectorJson, vectorPath, vectorText } from '../helpers/vectors.js'
+import { type CliRun, runCli } from '../helpers/cli.js'
 
 /** Runs the real CLI process from the repository root. */
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...CLI_ENTRY, ...args],
-      { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
-}
+const cli = (...args: string[]): Promise<CliRun> => runCli(args, { NO_COLOR: '1' })
 
 interface VerifyCase {
   ok: boolean

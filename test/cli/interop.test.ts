@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,29 +6,11 @@ import { parseCardFile, serializeCardFile } from '../../src/cards/card-file.js'
 import { verifyCapabilityCard } from '../../src/cards/verify-capability-card.js'
 import { privateKeyFromPem } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
-import { repoRoot, vectorPath } from '../helpers/vectors.js'
-import { CLI_ENTRY } from '../helpers/cli.js'
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
+import { vectorPath } from '../helpers/vectors.js'
+import { type CliRun, runCli } from '../helpers/cli.js'
 
 /** Runs the real CLI process from the repository root. */
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...CLI_ENTRY, ...args],
-      { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
-}
+const cli = (...args: string[]): Promise<CliRun> => runCli(args, { NO_COLOR: '1' })
 
 const GOLDEN_FP = 'sha256:0c12aacd7ddc9393a1fe254c4c220d2f12098e0c4662cb95d29e19dd8188313c'
 const CARD_A_FP = 'sha256:10ba682c8ad13513971e8b56881aab8bd702bb807796eca81932c735a94d6e6d'
@@ -42,7 +23,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function issue(...extra: string[]): Promise<{ run: Run; card: string; key: string }> {
+async function issue(...extra: string[]): Promise<{ run: CliRun; card: string; key: string }> {
   const card = join(dir, 'card.json')
   const run = await cli('interop', 'a2a', 'card', '--issuer', 'acme', '--output', card, ...extra)
   return { run, card, key: `${card}.key.pem` }

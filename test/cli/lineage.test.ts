@@ -1,31 +1,12 @@
-import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { repoRoot, vectorBytes, vectorJson, vectorPath, vectorText } from '../helpers/vectors.js'
-import { CLI_ENTRY } from '../helpers/cli.js'
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
+import { vectorBytes, vectorJson, vectorPath, vectorText } from '../helpers/vectors.js'
+import { type CliRun, runCli } from '../helpers/cli.js'
 
 /** Runs the real CLI process from the repository root. */
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...CLI_ENTRY, ...args],
-      { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' }, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ code, stdout: stdout.toString('utf8'), stderr: stderr.toString('utf8') })
-      },
-    )
-  })
-}
+const cli = (...args: string[]): Promise<CliRun> => runCli(args, { NO_COLOR: '1' })
 
 interface Variant {
   file: string
@@ -51,7 +32,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-const verify = (file: string, keyFile: string, ...extra: string[]): Promise<Run> =>
+const verify = (file: string, keyFile: string, ...extra: string[]): Promise<CliRun> =>
   cli(...extra, 'lineage', 'tracker-audit', 'verify', '--file', file, '--key-file', keyFile)
 
 describe('lineage tracker-audit verify', { timeout: 120_000 }, () => {
