@@ -90,10 +90,11 @@ export class A2AService implements TaskObserver {
       receipt: null,
       receiptKind: null,
     }
-    await repos.a2a.insertTask(record)
     const body = this.#responseBody(record, task, [])
+    // Attested before the row is written, so the row is inserted with its receipt (one INSERT, no UPDATE after it);
+    // all of it commits together either way.
     const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance')
-    if (receipt) await repos.a2a.setReceipt(record.id, receipt, 'acceptance', record.updatedAt)
+    await repos.a2a.insertTask(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
     return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
   }
 
