@@ -65,7 +65,15 @@ export async function verifyCapabilityCard(
     if (!(error instanceof KeyRejected)) throw error
     return { ok: false, reason: 'key', detail: `public_key_pem: ${error.message}` }
   }
-  const result = await verifyDetachedJws(card.signature, capabilityCardSigningBytes(card.card), publicKey)
+  let signingBytes: Uint8Array
+  try {
+    signingBytes = capabilityCardSigningBytes(card.card)
+  } catch (error) {
+    // A lone surrogate (or anything else JCS cannot serialise) makes the card unverifiable, not the verifier crash.
+    if (!(error instanceof TypeError)) throw error
+    return { ok: false, reason: 'malformed', detail: error.message }
+  }
+  const result = await verifyDetachedJws(card.signature, signingBytes, publicKey)
   if (!result.ok) {
     const reason = result.code === 'unknown_alg' ? 'alg' : result.code === 'malformed' ? 'malformed' : 'signature'
     return { ok: false, reason, detail: result.detail }

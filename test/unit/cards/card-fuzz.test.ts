@@ -74,6 +74,15 @@ function setAt(root: unknown, path: Array<string | number>, replacement: unknown
 }
 
 describe('random mutations of a valid card file', () => {
+  it('a lone surrogate in any string field is a clean "malformed" rejection', async () => {
+    const original = JSON.parse(FILE) as { card: Record<string, unknown> }
+    for (const field of ['issuer', 'name', 'description']) {
+      const text = JSON.stringify({ ...original, card: { ...original.card, [field]: 'x\ud800y' } })
+      const verdict = await verifyCapabilityCard(parseCardFile(text), { now: 1700000100 })
+      expect(verdict).toMatchObject({ ok: false, reason: 'malformed' })
+    }
+  })
+
   it('character-level edits never make parse/verify/consume/conformance throw anything untyped', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(textMutation, { minLength: 1, maxLength: 4 }), async (mutations) => {
