@@ -1,20 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { freePort } from './cli.js'
 import { repoRoot } from './vectors.js'
 
-/** A port the OS just handed out and released (Prism needs a number, not 0). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 export interface RunningPrism {
   readonly url: string

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,23 +9,11 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { type TestEngine, testEngines } from '../helpers/engines.js'
-import { CLI_ENTRY } from '../helpers/cli.js'
+import { CLI_ENTRY, freePort } from '../helpers/cli.js'
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TOKEN = `durability-token-${randomBytes(8).toString('hex')}`
 
-/** A port nobody listens on right now: bind port 0, read what the kernel gave, release it. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      if (typeof address !== 'object' || address === null) return reject(new Error('no address'))
-      server.close(() => resolve(address.port))
-    })
-  })
-}
 
 interface Served {
   readonly child: ChildProcess
