@@ -19,7 +19,8 @@ import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js
 import type { TokenIdentity } from './http/caller.js'
 import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, lastResortErrorHandler, problemHandler } from './http/problem.js'
-import { type RouteDefinition, expressPath } from './http/route.js'
+import type { RouteDefinition } from './http/route.js'
+import { operationDispatcher } from './http/dispatch.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
@@ -97,10 +98,7 @@ export function createApp(deps: AppDeps): App {
   )
 
   const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
-  for (const r of routes) {
-    app[r.method](expressPath(r.path), r.handler)
-    if (contract.document.paths['/api/v1' + r.path]) app[r.method]('/api/v1' + expressPath(r.path), r.handler)
-  }
+  app.use(operationDispatcher(routes, (template) => contract.document.paths[template] !== undefined))
   app.use(() => {
     throw new AppError('not_found', 'Not Found')
   })

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { RequestHandler } from 'express'
 import type { Logger } from '../logger.js'
 import type { Caller } from './caller.js'
+import { validatedOperation } from './dispatch.js'
 import type { OperationIndex } from './operation-index.js'
 
 /** A caller-supplied request id is echoed only when it is short and made of safe characters (no log injection). */
@@ -49,7 +50,8 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
     const finish = (aborted: boolean): void => {
       if (done) return
       done = true
-      const matched = options.operations.match(req.method, req.path)
+      // The validator already matched most requests; only those it never saw (refused earlier) are matched again.
+      const matched = validatedOperation(req) ?? options.operations.match(req.method, req.path)
       const caller = res.locals['caller'] as Caller | undefined
       const record: RequestRecord = {
         requestId,

@@ -32,11 +32,6 @@ export interface RouteDefinition {
   readonly handler: RequestHandler
 }
 
-/** Express path syntax for an OpenAPI template (`/tasks/{task_id}` → `/tasks/:task_id`). */
-export function expressPath(template: string): string {
-  return template.replace(/\{([^}]+)\}/g, ':$1')
-}
-
 /**
  * Declares a route whose handler is typed by the contract's operation: its input and every `{status, body}` it
  * may return are checked by the compiler against `generated/openapi.d.ts`.

@@ -21,11 +21,8 @@ export function memoizeValidatorRouteCompilation(): void {
   if (typeof original !== 'function' || original.memoized) return
   const cache = new Map<string, Compiled>()
   const memoized = (path: unknown, options: Record<string, unknown> = {}): Compiled => {
-    const values = Object.entries(options)
-    if (typeof path !== 'string' || !values.every(([, v]) => v === undefined || ['string', 'boolean', 'number'].includes(typeof v))) {
-      return original(path, options)
-    }
-    const key = JSON.stringify([path, values.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))])
+    const key = typeof path === 'string' ? cacheKey(path, options) : null
+    if (key === null) return original(path, options)
     let compiled = cache.get(key)
     if (compiled === undefined) {
       compiled = original(path, options)
@@ -35,4 +32,29 @@ export function memoizeValidatorRouteCompilation(): void {
     return compiled
   }
   module.pathToRegexp = Object.assign(memoized, { memoized: true as const })
+}
+
+const quotedNames = new Map<string, string>()
+
+/**
+ * The cache key of a template and its options, or null when an option is not a primitive (never cached). Called
+ * once per documented route on every request, so it is concatenation: no sorting, and JSON only for the (cached)
+ * option names and string values, which keeps the key unambiguous. Options given in another order make another
+ * key, which only costs a second compilation.
+ */
+function cacheKey(path: string, options: Record<string, unknown>): string | null {
+  let key = path
+  for (const name of Object.keys(options)) {
+    const value = options[name]
+    if (value === undefined) continue
+    const type = typeof value
+    if (type !== 'string' && type !== 'boolean' && type !== 'number') return null
+    let quoted = quotedNames.get(name)
+    if (quoted === undefined) {
+      quoted = JSON.stringify(name)
+      if (quotedNames.size < 64) quotedNames.set(name, quoted)
+    }
+    key += `\u0000${quoted}${type === 'string' ? JSON.stringify(value) : `${type.charAt(0)}${String(value)}`}`
+  }
+  return key
 }

@@ -1,0 +1,43 @@
+import type { RequestHandler } from 'express'
+import type { RouteDefinition } from './route.js'
+
+const API_PREFIX = '/api/v1'
+
+/** What express-openapi-validator leaves on a request it matched to an operation of the contract. */
+interface ValidatedRequest {
+  readonly openapi?: {
+    readonly openApiRoute?: string
+    readonly pathParams?: Record<string, string>
+    readonly schema?: { readonly operationId?: unknown }
+  }
+}
+
+/** The contract operation the validator matched `req` to (its path template and operationId), if it did. */
+export function validatedOperation(req: object): { readonly template: string; readonly operationId: string } | null {
+  const matched = (req as ValidatedRequest).openapi
+  const template = matched?.openApiRoute
+  const operationId = matched?.schema?.operationId
+  return typeof template === 'string' && typeof operationId === 'string' ? { template, operationId } : null
+}
+
+/**
+ * Hands a request to the handler of the operation the contract validator matched it to: one map lookup, instead
+ * of Express walking a route layer per documented path (two per operation with the `/api/v1` mirrors) and matching
+ * the path a second time, possibly differently from the validator. A request the validator did not match (it has
+ * already answered 404/405 for the paths it manages) falls through to the next middleware.
+ */
+export function operationDispatcher(routes: readonly RouteDefinition[], hasPath: (template: string) => boolean): RequestHandler {
+  const handlers = new Map<string, RequestHandler>()
+  for (const r of routes) {
+    handlers.set(`${r.method.toUpperCase()} ${r.path}`, r.handler)
+    if (hasPath(API_PREFIX + r.path)) handlers.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, r.handler)
+  }
+  return (req, res, next) => {
+    const matched = (req as ValidatedRequest).openapi
+    const handler = matched?.openApiRoute === undefined ? undefined : handlers.get(`${req.method} ${matched.openApiRoute}`)
+    if (handler === undefined) return next()
+    // Express resets req.params for every middleware layer; the validator's (decoded, coerced) ones are the truth.
+    req.params = matched?.pathParams ?? {}
+    return handler(req, res, next)
+  }
+}
