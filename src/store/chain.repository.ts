@@ -40,11 +40,21 @@ export class ChainRepository {
 
   /** The chain's head, locked for this transaction; created empty (`genesis`) on first use. */
   async lockHead(chain: string, genesis: string): Promise<ChainHead> {
+    // The head row exists for every chain but the newest, so it is read (and locked) first; only a missing one is
+    // created, by whichever transaction gets there first, and then read again under the lock.
+    const existing = await this.#selectHead(chain)
+    if (existing !== undefined) return existing
     await this.#db.insertInto('chain_heads').values({ chain, head_hash: genesis, length: 0 }).onConflict((oc) => oc.column('chain').doNothing()).execute()
+    const created = await this.#selectHead(chain)
+    if (created === undefined) throw new Error(`chain head '${chain}' vanished while it was being created`)
+    return created
+  }
+
+  async #selectHead(chain: string): Promise<ChainHead | undefined> {
     let q = this.#db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain)
     if (this.#engine === 'postgres') q = q.forUpdate()
-    const row = await q.executeTakeFirstOrThrow()
-    return { headHash: row.head_hash, length: Number(row.length) }
+    const row = await q.executeTakeFirst()
+    return row && { headHash: row.head_hash, length: Number(row.length) }
   }
 
   async head(chain: string): Promise<ChainHead | undefined> {
