@@ -1,6 +1,8 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { A2AArtifact, A2AMessage, A2ATaskRecord, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
 import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
+import type { Engine } from './engine.js'
+import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 function rowToA2ATask(row: Selectable<A2ATaskTable>): A2ATaskRecord {
   return {
@@ -45,32 +47,39 @@ function rowToInbound(row: Selectable<FederatedInboundTable>): FederatedInbound 
   }
 }
 
+const INSERT_TASK = new ReusableInsert<Selectable<A2ATaskTable>>('a2a_tasks')
+const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
+  db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+)
+const ARTIFACTS = new ReusableQuery(1, (db, a2aTaskId: string) =>
+  db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc'),
+)
+
 export class A2ARepository {
   readonly #db: Kysely<Database>
+  readonly #engine: Engine
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, engine: Engine) {
     this.#db = db
+    this.#engine = engine
   }
 
   async insertTask(task: A2ATaskRecord): Promise<void> {
-    await this.#db
-      .insertInto('a2a_tasks')
-      .values({
-        id: task.id,
-        tenant_id: task.tenantId,
-        bernstein_task_id: task.bernsteinTaskId,
-        sender: task.sender,
-        message: task.message,
-        created_at: task.createdAt,
-        updated_at: task.updatedAt,
-        receipt: task.receipt === null ? null : JSON.stringify(task.receipt),
-        receipt_kind: task.receiptKind,
-      })
-      .execute()
+    await INSERT_TASK.execute(this.#db, this.#engine, {
+      id: task.id,
+      tenant_id: task.tenantId,
+      bernstein_task_id: task.bernsteinTaskId,
+      sender: task.sender,
+      message: task.message,
+      created_at: task.createdAt,
+      updated_at: task.updatedAt,
+      receipt: task.receipt === null ? null : JSON.stringify(task.receipt),
+      receipt_kind: task.receiptKind,
+    })
   }
 
   async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
-    const row = await this.#db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
     return row && rowToA2ATask(row)
   }
 
@@ -110,7 +119,7 @@ export class A2ARepository {
   }
 
   async artifacts(a2aTaskId: string): Promise<A2AArtifact[]> {
-    const rows = await this.#db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc').execute()
+    const { rows } = await ARTIFACTS.execute(this.#db, this.#engine, a2aTaskId)
     return rows.map((r) => ({ name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }))
   }
 

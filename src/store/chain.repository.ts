@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely'
-import type { Database } from './database.js'
+import type { Kysely, Selectable } from 'kysely'
+import type { ChainEntryTable, Database } from './database.js'
 import type { Engine } from './engine.js'
+import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 /** A stored chain line and its position (1-based). */
 export interface ChainLine {
@@ -24,6 +25,15 @@ export interface ChainListQuery {
   readonly afterPosition?: number
   readonly limit?: number
 }
+
+const SELECT_HEAD = new ReusableQuery(1, (db, chain: string) => db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain))
+const SELECT_HEAD_FOR_UPDATE = new ReusableQuery(1, (db, chain: string) =>
+  db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain).forUpdate(),
+)
+const INSERT_ENTRY = new ReusableInsert<Selectable<ChainEntryTable>>('chain_entries')
+const UPDATE_HEAD = new ReusableQuery(3, (db, chain: string, headHash: string, length: number) =>
+  db.updateTable('chain_heads').set({ head_hash: headHash, length }).where('chain', '=', chain),
+)
 
 /**
  * Append-only chains. Callers append inside a transaction after `lockHead`, which on PostgreSQL takes the
@@ -51,9 +61,8 @@ export class ChainRepository {
   }
 
   async #selectHead(chain: string): Promise<ChainHead | undefined> {
-    let q = this.#db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain)
-    if (this.#engine === 'postgres') q = q.forUpdate()
-    const row = await q.executeTakeFirst()
+    const query = this.#engine === 'postgres' ? SELECT_HEAD_FOR_UPDATE : SELECT_HEAD
+    const row = await query.first(this.#db, this.#engine, chain)
     return row && { headHash: row.head_hash, length: Number(row.length) }
   }
 
@@ -65,11 +74,8 @@ export class ChainRepository {
   /** Appends after a `lockHead` in the same transaction; `previous` is what `lockHead` returned. */
   async append(chain: string, previous: ChainHead, entry: Omit<ChainLine, 'position'>): Promise<number> {
     const position = previous.length + 1
-    await this.#db
-      .insertInto('chain_entries')
-      .values({ chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
-      .execute()
-    await this.#db.updateTable('chain_heads').set({ head_hash: entry.entryHash, length: position }).where('chain', '=', chain).execute()
+    await INSERT_ENTRY.execute(this.#db, this.#engine, { chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
+    await UPDATE_HEAD.execute(this.#db, this.#engine, chain, entry.entryHash, position)
     return position
   }
 

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely'
 import type { ProgressEntry, Task, TaskComplexity, TaskScope, TaskStatus, TaskType } from '../tasks/task.js'
 import type { Database, TaskTable } from './database.js'
 import type { Engine } from './engine.js'
+import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 type TaskRow = Selectable<TaskTable>
 
@@ -74,6 +75,11 @@ export interface TaskListQuery {
   readonly after?: { readonly createdAt: number; readonly id: string }
 }
 
+const INSERT_TASK = new ReusableInsert<TaskRow>('tasks')
+const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
+  db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+)
+
 export class TaskRepository {
   readonly #db: Kysely<Database>
   readonly #engine: Engine
@@ -84,11 +90,11 @@ export class TaskRepository {
   }
 
   async insert(task: Task): Promise<void> {
-    await this.#db.insertInto('tasks').values(taskToRow(task)).execute()
+    await INSERT_TASK.execute(this.#db, this.#engine, taskToRow(task))
   }
 
   async get(tenantId: string, id: string): Promise<Task | undefined> {
-    const row = await this.#db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
     return row && rowToTask(row)
   }
 
