@@ -6,8 +6,8 @@ import {
   type TrackerActor,
   type TrackerAuditEntry,
   type TrackerEntryInput,
-  buildTrackerEntry,
   parseTrackerEntry,
+  signTrackerEntry,
   trackerEntryLine,
   uuid7Hex,
 } from '../lineage/tracker-entry.js'
@@ -60,13 +60,13 @@ export class AuditTrail implements TaskObserver {
 
   async append(repos: Repositories, input: TrackerEntryInput): Promise<TrackerAuditEntry> {
     const head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
-    const entry = buildTrackerEntry(input, {
+    const { entry, line } = signTrackerEntry(input, {
       prevEntryHash: head.headHash,
       key: this.#deps.key,
       tsNs: this.#deps.clock.nowNs(),
       id: uuid7Hex(Number(this.#deps.clock.nowNs() / 1_000_000n)),
     })
-    return this.#store(repos, head, entry)
+    return this.#store(repos, head, entry, line)
   }
 
   /** Appends the cross-org boundary entry for an envelope received from a peer (§7.2). */
@@ -117,12 +117,12 @@ export class AuditTrail implements TaskObserver {
     return { session_id: actor ?? task.assignedAgent ?? 'bernstein-a2a', role: task.role, model: 'none' }
   }
 
-  async #store(repos: Repositories, head: { headHash: string; length: number }, entry: TrackerAuditEntry): Promise<TrackerAuditEntry> {
+  async #store(repos: Repositories, head: { headHash: string; length: number }, entry: TrackerAuditEntry, line = trackerEntryLine(entry).slice(0, -1)): Promise<TrackerAuditEntry> {
     await repos.chains.append(TRACKER_AUDIT_CHAIN, head, {
       entryHash: entry.entry_hash,
       ticketId: entry.ticket_id,
       trackerName: entry.tracker_name,
-      line: trackerEntryLine(entry).slice(0, -1),
+      line,
     })
     return entry
   }

@@ -198,6 +198,15 @@ function assertPrefixed(value: string, label: string): void {
  * @throws TypeError on an unknown action or a malformed `prevEntryHash` (programmer misuse).
  */
 export function buildTrackerEntry(input: TrackerEntryInput, context: TrackerEntryContext): TrackerAuditEntry {
+  return signTrackerEntry(input, context).entry
+}
+
+/**
+ * {@link buildTrackerEntry}, with the entry's log line (canonical JSON, without the `\n`) made from the same
+ * canonicalisation: the line is the signing payload with the two blanked values filled in, so the entry is
+ * printed once instead of twice. Equal to `trackerEntryLine(entry)` minus its newline.
+ */
+export function signTrackerEntry(input: TrackerEntryInput, context: TrackerEntryContext): { entry: TrackerAuditEntry; line: string } {
   if (!(TRACKER_AUDIT_ACTIONS as readonly string[]).includes(input.action)) {
     throw new TypeError(`unknown tracker-audit action: ${pythonRepr(input.action)}`)
   }
@@ -231,7 +240,13 @@ export function buildTrackerEntry(input: TrackerEntryInput, context: TrackerEntr
   const payload = trackerSigningPayload(unsigned)
   unsigned.entry_hash = sha256Prefixed(payload)
   unsigned.signature = createHmac('sha256', context.key).update(payload).digest('hex')
-  return unsigned
+  // In canonical JSON an unescaped `"entry_hash":""` can only be that top-level key and its blank value (quotes
+  // inside strings are escaped, and no nested object has these keys); both filled-in values are plain hex text.
+  const line = payload
+    .toString('utf8')
+    .replace('"entry_hash":""', `"entry_hash":"${unsigned.entry_hash}"`)
+    .replace('"signature":""', `"signature":"${unsigned.signature}"`)
+  return { entry: unsigned, line }
 }
 
 // Keys read with payload["..."] in Bernstein's _entry_from_payload, in its order: the first one absent is reported.
