@@ -35,6 +35,11 @@ export {
   verifyTrackerAuditFile,
   verifyTrackerAuditLines,
 } from './tracker-verify.js'
-export type { TrackerAuditLine, TrackerAuditVerifyResult, TrackerLineParseResult } from './tracker-verify.js'
+export type {
+  TrackerAuditLine,
+  TrackerAuditVerifierOptions,
+  TrackerAuditVerifyResult,
+  TrackerLineParseResult,
+} from './tracker-verify.js'
 export { AuditKeyError, ensureAuditKey, readAuditKey } from './audit-key.js'
 export type { ReadAuditKeyOptions } from './audit-key.js'

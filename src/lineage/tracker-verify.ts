@@ -10,6 +10,7 @@ import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json
 import type { PyValue } from '../canonical/python-json.js'
 import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
+import { readCanonicalTrackerLine } from './tracker-fast-path.js'
 
 /** Outcome of verifying a log: `entries` counts the lines that verified before the first failure (if any). */
 export interface TrackerAuditVerifyResult {
@@ -54,25 +55,25 @@ function sameHex(a: string, b: string): boolean {
 /** One parsed log line: null for a blank line, else the entry or Bernstein's failure text for line `n`. */
 export type TrackerLineParseResult = { ok: true; entry: TrackerAuditEntry } | { ok: false; error: string } | null
 
-/**
- * Strips, decodes and parses one physical log line as Bernstein's reader does, with its failure texts
- * (`line N: invalid JSON (…)`, `line N: schema invalid (…)`). Byte lines are decoded as strict UTF-8.
- */
-export function parseTrackerLine(rawLine: TrackerAuditLine, n: number): TrackerLineParseResult {
-  let text: string
+/** A stripped, decoded line: null for a blank line, or Bernstein's failure text for line `n`. */
+type DecodedLine = { ok: true; text: string } | { ok: false; error: string } | null
+
+function decodeTrackerLine(rawLine: TrackerAuditLine, n: number): DecodedLine {
   if (typeof rawLine === 'string') {
-    text = stripText(rawLine)
-    if (text.length === 0) return null
-  } else {
-    const bytes = stripBytes(rawLine)
-    if (bytes.length === 0) return null
-    try {
-      text = STRICT_UTF8.decode(bytes)
-    } catch {
-      // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
-      return { ok: false, error: `line ${n}: invalid JSON (invalid UTF-8)` }
-    }
+    const text = stripText(rawLine)
+    return text.length === 0 ? null : { ok: true, text }
   }
+  const bytes = stripBytes(rawLine)
+  if (bytes.length === 0) return null
+  try {
+    return { ok: true, text: STRICT_UTF8.decode(bytes) }
+  } catch {
+    // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
+    return { ok: false, error: `line ${n}: invalid JSON (invalid UTF-8)` }
+  }
+}
+
+function parseTrackerText(text: string, n: number): NonNullable<TrackerLineParseResult> {
   let payload: PyValue
   try {
     payload = parsePythonJson(text)
@@ -85,26 +86,54 @@ export function parseTrackerLine(rawLine: TrackerAuditLine, n: number): TrackerL
 }
 
 /**
+ * Strips, decodes and parses one physical log line as Bernstein's reader does, with its failure texts
+ * (`line N: invalid JSON (…)`, `line N: schema invalid (…)`). Byte lines are decoded as strict UTF-8.
+ */
+export function parseTrackerLine(rawLine: TrackerAuditLine, n: number): TrackerLineParseResult {
+  const decoded = decodeTrackerLine(rawLine, n)
+  if (decoded === null || !decoded.ok) return decoded
+  return parseTrackerText(decoded.text, n)
+}
+
+/** Options of {@link TrackerAuditVerifier}. */
+export interface TrackerAuditVerifierOptions {
+  /** Verify lines that continue an existing chain whose last entry hash is this. */
+  prevEntryHash?: string
+  /**
+   * Read exactly canonical lines without the full Python-JSON parse (default true). Off, every line takes the
+   * reference path; the results are the same either way (tests compare the two).
+   */
+  fastPath?: boolean
+}
+
+/**
  * An incremental verifier: feed it lines in order with {@link TrackerAuditVerifier.push}; it holds only the previous
  * entry hash and the count, so memory does not grow with the chain.
  */
 export class TrackerAuditVerifier {
   readonly #key: Uint8Array
+  readonly #fastPath: boolean
   #prevHash = GENESIS_PREV_HASH
   #lineNo = 0
   #entries = 0
+  #fastPathLines = 0
   #failure: string | null = null
 
-  /** `prevEntryHash`: verify lines that continue an existing chain whose last entry hash is this. */
-  constructor(key: Uint8Array, options: { prevEntryHash?: string } = {}) {
+  constructor(key: Uint8Array, options: TrackerAuditVerifierOptions = {}) {
     if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Buffer or Uint8Array')
     this.#key = key
     if (options.prevEntryHash !== undefined) this.#prevHash = options.prevEntryHash
+    this.#fastPath = options.fastPath ?? true
   }
 
   /** True once a line has failed; later lines are ignored. */
   get failed(): boolean {
     return this.#failure !== null
+  }
+
+  /** How many lines were read by the fast path (canonical lines), whether they then verified or not. */
+  get fastPathLines(): number {
+    return this.#fastPathLines
   }
 
   /**
@@ -115,16 +144,24 @@ export class TrackerAuditVerifier {
     if (this.#failure !== null) return this.#failure
     this.#lineNo += 1
     const n = this.#lineNo
-    const parsed = parseTrackerLine(rawLine, n)
-    if (parsed === null) return null
+    const decoded = decodeTrackerLine(rawLine, n)
+    if (decoded === null) return null
+    if (!decoded.ok) return this.#fail(decoded.error)
+
+    if (this.#fastPath) {
+      const canonical = readCanonicalTrackerLine(decoded.text, typeof rawLine !== 'string')
+      if (canonical !== null) {
+        this.#fastPathLines += 1
+        if (canonical.prevEntryHash !== this.#prevHash) return this.#failPrevHash(n, canonical.prevEntryHash)
+        const signingPayload = Buffer.from(canonical.signingPayload, 'utf8')
+        return this.#checkSigned(n, signingPayload, canonical.entryHash, canonical.signature)
+      }
+    }
+
+    const parsed = parseTrackerText(decoded.text, n)
     if (!parsed.ok) return this.#fail(parsed.error)
     const entry = parsed.entry
-
-    if (entry.prev_entry_hash !== this.#prevHash) {
-      return this.#fail(
-        `line ${n}: prev_entry_hash mismatch (expected ${this.#prevHash}, got ${entry.prev_entry_hash})`,
-      )
-    }
+    if (entry.prev_entry_hash !== this.#prevHash) return this.#failPrevHash(n, entry.prev_entry_hash)
     let signingPayload: Buffer
     try {
       signingPayload = trackerSigningPayload(entry)
@@ -132,14 +169,23 @@ export class TrackerAuditVerifier {
       // Lone surrogates cannot be encoded as UTF-8; Bernstein would crash, we report the entry as invalid.
       return this.#fail(`line ${n}: schema invalid (${error instanceof Error ? error.message : String(error)})`)
     }
-    if (sha256Prefixed(signingPayload) !== entry.entry_hash) {
+    return this.#checkSigned(n, signingPayload, entry.entry_hash, entry.signature)
+  }
+
+  #failPrevHash(n: number, got: string): string {
+    return this.#fail(`line ${n}: prev_entry_hash mismatch (expected ${this.#prevHash}, got ${got})`)
+  }
+
+  // Both paths end here, so the hash and HMAC checks and their texts cannot drift apart.
+  #checkSigned(n: number, signingPayload: Buffer, entryHash: string, signature: string): string | null {
+    if (sha256Prefixed(signingPayload) !== entryHash) {
       return this.#fail(`line ${n}: entry_hash mismatch (tampered payload)`)
     }
     const expectedSignature = createHmac('sha256', this.#key).update(signingPayload).digest('hex')
-    if (!sameHex(expectedSignature, entry.signature)) {
+    if (!sameHex(expectedSignature, signature)) {
       return this.#fail(`line ${n}: signature mismatch (HMAC failed)`)
     }
-    this.#prevHash = entry.entry_hash
+    this.#prevHash = entryHash
     this.#entries += 1
     return null
   }
