@@ -1,3 +1,5 @@
+import type { TaskStatus } from '../tasks/task.js'
+
 /** An A2A task record, linked to the Bernstein task that does the work. Times are Unix seconds. */
 export interface A2ATaskRecord {
   readonly id: string
@@ -11,6 +13,18 @@ export interface A2ATaskRecord {
   readonly receipt: Readonly<Record<string, unknown>> | null
   /** What the receipt attests: the acceptance, or the task's final outcome. */
   readonly receiptKind: 'acceptance' | 'completion' | null
+}
+
+/** What an A2A task's wire status and timestamps need of its linked Bernstein task. */
+export interface LinkedTaskState {
+  readonly status: TaskStatus
+  readonly updatedAt: number
+}
+
+/** An A2A task as read for its response: the record and its linked task's state (absent if the task is gone). */
+export interface A2ATaskWithLinkedState {
+  readonly record: A2ATaskRecord
+  readonly linked: LinkedTaskState | undefined
 }
 
 export interface A2AArtifact {

@@ -6,7 +6,7 @@ import { ESTIMATE_BY_COMPLEXITY, FINISHED_STATUSES } from '../tasks/task.js'
 import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 import type { TaskService } from '../tasks/task.service.js'
 import { A2A_STATUS_OF } from './a2a-status.js'
-import type { A2AArtifact, A2AMessage, A2ATaskRecord } from './a2a-task.js'
+import type { A2AArtifact, A2AMessage, A2ATaskRecord, LinkedTaskState } from './a2a-task.js'
 import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestation.js'
 
 export interface A2ATaskView {
@@ -101,10 +101,10 @@ export class A2AService implements TaskObserver {
   /** Reads an A2A task. A read never writes: the status is derived from the linked task each time. */
   async get(tenantId: string, id: string): Promise<A2ATaskView> {
     const repos = this.#deps.store.repos
-    const record = await repos.a2a.getTask(tenantId, id)
-    if (!record) throw a2aTaskNotFound(id)
-    const task = await repos.tasks.get(tenantId, record.bernsteinTaskId)
-    const body = this.#responseBody(record, task, await repos.a2a.artifacts(id))
+    const found = await repos.a2a.getTaskWithLinkedState(tenantId, id)
+    if (!found) throw a2aTaskNotFound(id)
+    const { record, linked } = found
+    const body = this.#responseBody(record, linked, await repos.a2a.artifacts(id))
     return { body, receipt: record.receipt, attestation: record.receiptKind ?? 'none' }
   }
 
@@ -166,7 +166,7 @@ export class A2AService implements TaskObserver {
     }
   }
 
-  #responseBody(record: A2ATaskRecord, task: Task | undefined, artifacts: readonly A2AArtifact[]): A2ATaskResponseBody {
+  #responseBody(record: A2ATaskRecord, task: LinkedTaskState | undefined, artifacts: readonly A2AArtifact[]): A2ATaskResponseBody {
     return {
       id: record.id,
       bernstein_task_id: record.bernsteinTaskId,

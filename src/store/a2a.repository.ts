@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { A2AArtifact, A2AMessage, A2ATaskRecord, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
+import type { A2AArtifact, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
+import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
 import type { Engine } from './engine.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
@@ -51,6 +52,16 @@ const INSERT_TASK = new ReusableInsert<Selectable<A2ATaskTable>>('a2a_tasks')
 const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
   db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
 )
+// The A2A task and the two columns of its linked task that its response needs, in one statement.
+const GET_TASK_WITH_LINKED_STATE = new ReusableQuery(2, (db, tenantId: string, id: string) =>
+  db
+    .selectFrom('a2a_tasks as a')
+    .leftJoin('tasks as t', (join) => join.onRef('t.tenant_id', '=', 'a.tenant_id').onRef('t.id', '=', 'a.bernstein_task_id'))
+    .selectAll('a')
+    .select(['t.status as linked_status', 't.updated_at as linked_updated_at'])
+    .where('a.tenant_id', '=', tenantId)
+    .where('a.id', '=', id),
+)
 const ARTIFACTS = new ReusableQuery(1, (db, a2aTaskId: string) =>
   db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc'),
 )
@@ -81,6 +92,17 @@ export class A2ARepository {
   async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
     const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
     return row && rowToA2ATask(row)
+  }
+
+  /** {@link getTask} with the linked task's status and update time, for building the task's response. */
+  async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {
+    const row = await GET_TASK_WITH_LINKED_STATE.first(this.#db, this.#engine, tenantId, id)
+    if (row === undefined) return undefined
+    const { linked_status, linked_updated_at, ...a2a } = row
+    return {
+      record: rowToA2ATask(a2a),
+      linked: linked_status === null || linked_updated_at === null ? undefined : { status: linked_status as TaskStatus, updatedAt: Number(linked_updated_at) },
+    }
   }
 
   async findByBernsteinTask(tenantId: string, bernsteinTaskId: string): Promise<A2ATaskRecord[]> {
