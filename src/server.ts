@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import { type App, createApp } from './app.js'
 import { answerClientErrors } from './http/client-errors.js'
-import { resolveOperatorToken, secretsEqual } from './auth/operator-token.js'
+import { resolveOperatorToken, secretMatcher } from './auth/operator-token.js'
 import type { Config } from './config.js'
 import type { TokenIdentity } from './http/caller.js'
 import type { Logger } from './logger.js'
@@ -159,9 +159,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
     const tokens = new TokenService(store, systemClock, randomIds)
     const metricsToken = config.metricsToken
+    const isOperator = secretMatcher(operator.token)
+    const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)
     resolveToken = async (token) => {
-      if (secretsEqual(token, operator.token)) return { role: 'operator', tokenId: null, tenantId: null }
-      if (metricsToken !== null && secretsEqual(token, metricsToken)) return { role: 'metrics', tokenId: 'metrics-token', tenantId: null }
+      if (isOperator(token)) return { role: 'operator', tokenId: null, tenantId: null }
+      if (isMetrics(token)) return { role: 'metrics', tokenId: 'metrics-token', tenantId: null }
       return tokens.resolve(token)
     }
   }

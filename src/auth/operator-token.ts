@@ -26,3 +26,9 @@ const digest = (value: string): Buffer => createHash('sha256').update(value, 'ut
 export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b))
 }
+
+/** {@link secretsEqual} against one fixed secret, whose digest is computed once rather than on every request. */
+export function secretMatcher(secret: string): (presented: string) => boolean {
+  const expected = digest(secret)
+  return (presented) => timingSafeEqual(digest(presented), expected)
+}
