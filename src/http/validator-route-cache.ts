@@ -19,42 +19,35 @@ export function memoizeValidatorRouteCompilation(): void {
   const module = fromValidator('path-to-regexp') as { pathToRegexp: PathToRegexp }
   const original = module.pathToRegexp
   if (typeof original !== 'function' || original.memoized) return
-  const cache = new Map<string, Compiled>()
+  // Per template, the option sets seen with it (the validator always passes the same two booleans).
+  const cache = new Map<string, { readonly options: Readonly<Record<string, unknown>>; readonly compiled: Compiled }[]>()
+  let size = 0
   const memoized = (path: unknown, options: Record<string, unknown> = {}): Compiled => {
-    const key = typeof path === 'string' ? cacheKey(path, options) : null
-    if (key === null) return original(path, options)
-    let compiled = cache.get(key)
-    if (compiled === undefined) {
-      compiled = original(path, options)
-      if (compiled.regexp.global || compiled.regexp.sticky) return compiled
-      if (cache.size < CAPACITY) cache.set(key, compiled)
-    }
+    if (typeof path !== 'string' || !primitiveOptions(options)) return original(path, options)
+    const seen = cache.get(path)
+    if (seen !== undefined) for (const entry of seen) if (sameOptions(entry.options, options)) return entry.compiled
+    const compiled = original(path, options)
+    if (compiled.regexp.global || compiled.regexp.sticky || size >= CAPACITY) return compiled
+    const entry = { options: { ...options }, compiled }
+    if (seen === undefined) cache.set(path, [entry])
+    else seen.push(entry)
+    size++
     return compiled
   }
   module.pathToRegexp = Object.assign(memoized, { memoized: true as const })
 }
 
-const quotedNames = new Map<string, string>()
-
-/**
- * The cache key of a template and its options, or null when an option is not a primitive (never cached). Called
- * once per documented route on every request, so it is concatenation: no sorting, and JSON only for the (cached)
- * option names and string values, which keeps the key unambiguous. Options given in another order make another
- * key, which only costs a second compilation.
- */
-function cacheKey(path: string, options: Record<string, unknown>): string | null {
-  let key = path
-  for (const name of Object.keys(options)) {
-    const value = options[name]
-    if (value === undefined) continue
-    const type = typeof value
-    if (type !== 'string' && type !== 'boolean' && type !== 'number') return null
-    let quoted = quotedNames.get(name)
-    if (quoted === undefined) {
-      quoted = JSON.stringify(name)
-      if (quotedNames.size < 64) quotedNames.set(name, quoted)
-    }
-    key += `\u0000${quoted}${type === 'string' ? JSON.stringify(value) : `${type.charAt(0)}${String(value)}`}`
+function primitiveOptions(options: Record<string, unknown>): boolean {
+  for (const name in options) {
+    const type = typeof options[name]
+    if (type !== 'string' && type !== 'boolean' && type !== 'number' && type !== 'undefined') return false
   }
-  return key
+  return true
+}
+
+/** Same own enumerable options with the same primitive values (undefined counts as absent). Allocation-free. */
+function sameOptions(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
+  for (const name in a) if (!Object.is(a[name], b[name])) return false
+  for (const name in b) if (!Object.is(a[name], b[name])) return false
+  return true
 }
