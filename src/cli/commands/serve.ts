@@ -3,6 +3,7 @@ import pino from 'pino'
 import { ConfigError, loadConfig } from '../../config.js'
 import { type RunningServer, StartupError, startServer } from '../../server.js'
 import { DatabaseUnavailable } from '../../store/unavailable.js'
+import { boundHeapGrowth } from '../heap.js'
 
 /** Problems an operator fixes get one clear line on stderr and exit code 1; anything else keeps its stack. */
 function reportStartupFailure(error: unknown): void {
@@ -19,6 +20,7 @@ export function registerServe(program: Command): void {
     .action(async () => {
       let server: RunningServer
       let logger: pino.Logger
+      boundHeapGrowth()
       try {
         const config = loadConfig()
         logger = pino({ level: config.logLevel, base: { service: 'bernstein-a2a' } })
