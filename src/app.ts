@@ -93,6 +93,8 @@ export function createApp(deps: AppDeps): App {
       validateRequests: { allErrors: true, allowUnknownQueryParameters: true },
       validateResponses: deps.validateResponses === false ? false : { allErrors: true },
       validateSecurity: false,
+      // The contract has no multipart operation: no upload parser (a multipart body still gets the contract's 415).
+      fileUploader: false,
       ignoreUndocumented: false,
     }),
   )
