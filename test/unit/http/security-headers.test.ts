@@ -2,7 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
 import helmet from 'helmet'
 import { describe, expect, it } from 'vitest'
-import { recordHeaders } from '../../../src/http/docs.js'
+import { recordHeaders } from '../../../src/http/security-headers.js'
 
 function response(): { req: IncomingMessage; res: ServerResponse } {
   const req = new IncomingMessage(new Socket())
