@@ -6,11 +6,11 @@ export const SERVER_HEAP_GROWING_PERCENT = 100
 const FLAG = /(?:^|\s)--heap[-_]growing[-_]percent(?:=|\s|$)/
 
 /**
- * The V8 flag `serve` sets for itself, or null when the operator chose one (on the command line or in
- * NODE_OPTIONS), which then wins.
+ * The V8 flag `serve` sets for itself, or null when the operator chose one on Node's command line, which then wins
+ * (Node refuses this flag in NODE_OPTIONS, so the command line is the only place to look).
  */
-export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string | undefined): string | null {
-  if (execArgv.some((arg) => FLAG.test(arg)) || FLAG.test(nodeOptions ?? '')) return null
+export function heapGrowthFlag(execArgv: readonly string[]): string | null {
+  if (execArgv.some((arg) => FLAG.test(arg))) return null
   return `--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`
 }
 
@@ -23,6 +23,6 @@ export function heapGrowthFlag(execArgv: readonly string[], nodeOptions: string 
  * read whenever V8 computes the next limit, so setting it at start takes effect.
  */
 export function boundHeapGrowth(): void {
-  const flag = heapGrowthFlag(process.execArgv, process.env['NODE_OPTIONS'])
+  const flag = heapGrowthFlag(process.execArgv)
   if (flag !== null) setFlagsFromString(flag)
 }

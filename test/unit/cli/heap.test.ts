@@ -3,15 +3,14 @@ import { SERVER_HEAP_GROWING_PERCENT, heapGrowthFlag } from '../../../src/cli/he
 
 describe('heapGrowthFlag', () => {
   it('bounds heap growth by default', () => {
-    expect(heapGrowthFlag([], undefined)).toBe(`--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`)
-    expect(heapGrowthFlag(['--enable-source-maps'], '--max-old-space-size=512')).toBe(`--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`)
+    expect(heapGrowthFlag([])).toBe(`--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`)
+    expect(heapGrowthFlag(['--enable-source-maps', '--max-old-space-size=512'])).toBe(`--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`)
   })
 
-  it('leaves an operator’s own choice alone, on the command line or in NODE_OPTIONS, in either spelling', () => {
-    expect(heapGrowthFlag(['--heap-growing-percent=50'], undefined)).toBeNull()
-    expect(heapGrowthFlag([], '--max-old-space-size=512 --heap_growing_percent=80')).toBeNull()
-    expect(heapGrowthFlag([], '--heap-growing-percent 80')).toBeNull()
+  it('leaves an operator’s own choice on the command line alone, in either spelling', () => {
+    expect(heapGrowthFlag(['--heap-growing-percent=50'])).toBeNull()
+    expect(heapGrowthFlag(['--max-old-space-size=512', '--heap_growing_percent=80'])).toBeNull()
     // A different flag that merely starts the same way is not a choice of this one.
-    expect(heapGrowthFlag([], '--heap-growing-percentage-of-something=1')).toBe(`--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`)
+    expect(heapGrowthFlag(['--heap-growing-percentage-of-something=1'])).toBe(`--heap-growing-percent=${SERVER_HEAP_GROWING_PERCENT}`)
   })
 })
