@@ -6,8 +6,8 @@
  * framework's ceiling (bare Express 5), every system in its own process on loopback, driven by autocannon with the
  * same connections and duration, interleaved round by round; then the in-process micro-benchmarks against the raw
  * node:crypto primitives. Prints a table with ratios and PASS/MISS targets, and writes bench/results.json and
- * bench/results.md. It fails (exit 1) only when the harness itself fails: a system that does not start, or answers
- * errors; never because a figure is low.
+ * bench/results.md (bench/results-<cases>.* for a run limited by --only). It fails (exit 1) only when the harness
+ * itself fails: a system that does not start, or answers errors; never because a figure is low.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -335,11 +335,13 @@ async function main(): Promise<void> {
   }
   const dir = join(ROOT, 'bench')
   mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'results.json'), JSON.stringify(report, null, 2) + '\n')
+  // A run of some cases only (--only) must not overwrite the files of the last run of them all.
+  const stem = options.only.size === ALL_CASES.length ? 'results' : `results-${[...options.only].sort().join('+')}`
+  writeFileSync(join(dir, `${stem}.json`), JSON.stringify(report, null, 2) + '\n')
   const md = markdown(report)
-  writeFileSync(join(dir, 'results.md'), md)
+  writeFileSync(join(dir, `${stem}.md`), md)
   log('\n' + md)
-  log('written: bench/results.json, bench/results.md')
+  log(`written: bench/${stem}.json, bench/${stem}.md`)
 }
 
 const interrupted = (): void => {
