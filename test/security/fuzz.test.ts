@@ -40,9 +40,9 @@ import {
   openStoreDump,
   validBody,
 } from './support.js'
+import { fuzzSettings } from '../helpers/fuzz.js'
 
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 8)
-const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130)
+const { runs: RUNS, seed: SEED } = fuzzSettings(8)
 const TIMEOUT_MS = Math.max(60_000, RUNS * 1_000)
 
 const OPERATIONS = loadOperations()

@@ -2,9 +2,9 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { GENESIS_PREV_HASH, buildTrackerEntry, signTrackerEntry, trackerEntryLine } from '../../../src/lineage/tracker-entry.js'
 import type { TrackerEntryInput } from '../../../src/lineage/tracker-entry.js'
+import { fuzzSettings } from '../../helpers/fuzz.js'
 
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 300)
-const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130)
+const { runs: RUNS, seed: SEED } = fuzzSettings(300)
 const key = Buffer.from('00112233445566778899aabbccddeeff'.repeat(2), 'ascii')
 
 // Strings that look like the keys being filled in, quotes, backslashes, controls and astral characters.

@@ -28,9 +28,9 @@ import {
 import type { TrackerAuditEntry, TrackerAuditLine, TrackerEntryInput } from '../../../src/lineage/tracker-audit.js'
 import { vectorText } from '../../helpers/vectors.js'
 import { sourceKey } from './source-log.js'
+import { fuzzSettings } from '../../helpers/fuzz.js'
 
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 1000)
-const SEED = Number(process.env['FUZZ_SEED'] ?? 20261130)
+const { runs: RUNS, seed: SEED } = fuzzSettings(1000)
 const TIMEOUT_MS = Math.max(60_000, RUNS * 50)
 
 interface Verdict {
