@@ -2,7 +2,8 @@ import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
 import type { Caller, TokenIdentity } from './caller.js'
 
-const API_PREFIX = '/api/v1'
+/** Every operation is also served under this prefix (the contract's `/api/v1` mirrors). */
+export const API_PREFIX = '/api/v1'
 
 /** Paths anyone may read (health probes, discovery, the API description). Matched exactly. */
 const PUBLIC_PATHS: ReadonlySet<string> = new Set([

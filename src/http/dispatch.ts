@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express'
+import { API_PREFIX } from './auth.js'
 import type { RouteDefinition } from './route.js'
-
-const API_PREFIX = '/api/v1'
 
 /** What express-openapi-validator leaves on a request it matched to an operation of the contract. */
 interface ValidatedRequest {

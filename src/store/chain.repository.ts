@@ -60,15 +60,14 @@ export class ChainRepository {
     return created
   }
 
-  async #selectHead(chain: string): Promise<ChainHead | undefined> {
-    const query = this.#engine === 'postgres' ? SELECT_HEAD_FOR_UPDATE : SELECT_HEAD
+  async #selectHead(chain: string, query = this.#engine === 'postgres' ? SELECT_HEAD_FOR_UPDATE : SELECT_HEAD): Promise<ChainHead | undefined> {
     const row = await query.first(this.#db, this.#engine, chain)
     return row && { headHash: row.head_hash, length: Number(row.length) }
   }
 
+  /** The chain's head as it is now, without a lock. */
   async head(chain: string): Promise<ChainHead | undefined> {
-    const row = await this.#db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain).executeTakeFirst()
-    return row && { headHash: row.head_hash, length: Number(row.length) }
+    return this.#selectHead(chain, SELECT_HEAD)
   }
 
   /** Appends after a `lockHead` in the same transaction; `previous` is what `lockHead` returned. */
