@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { packageRoot } from './package-root.js'
 
 let version: string | undefined
 
-/** The package version (package.json sits one level above this module in both `src/` and `dist/`). */
+/** The package version, from the package's own `package.json`. */
 export function packageVersion(): string {
-  version ??= (JSON.parse(readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '..', 'package.json'), 'utf8')) as { version: string }).version
+  version ??= (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version
   return version
 }

@@ -1,6 +1,6 @@
 /**
  * The systems under test, each started as its own process on loopback:
- * - bernstein-a2a itself (compiled `dist/cli/main.js serve` when the build is there, else the sources through tsx)
+ * - bernstein-a2a itself (the build's `dist/bundle/bernstein-a2a.mjs serve` when the build is there, else the sources through tsx)
  *   with production settings: authentication on, response validation on, rate limits off, log level warn;
  * - bare Express 5 (the framework's ceiling) and the official A2A JS SDK (what users would pick instead), both from
  *   scripts/bench through tsx.
@@ -22,10 +22,10 @@ export interface ServerCommand {
   readonly compiled: boolean
 }
 
-/** How bernstein-a2a is launched: the compiled build when present, else TypeScript through tsx. */
+/** How bernstein-a2a is launched: the build when present (its single-file bundle, as `bin/` runs it), else TypeScript through tsx. */
 export function bernsteinCommand(preferCompiled: boolean): ServerCommand {
-  const compiled = join(ROOT, 'dist', 'cli', 'main.js')
-  if (preferCompiled && existsSync(compiled)) return { command: process.execPath, args: [compiled, 'serve'], compiled: true }
+  const compiled = [join(ROOT, 'dist', 'bundle', 'bernstein-a2a.mjs'), join(ROOT, 'dist', 'cli', 'main.js')].find((entry) => existsSync(entry))
+  if (preferCompiled && compiled !== undefined) return { command: process.execPath, args: [compiled, 'serve'], compiled: true }
   return { command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], compiled: false }
 }
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { parse } from 'yaml'
+import { packageRoot } from '../package-root.js'
 
 export type OpenApiDocument = {
   readonly openapi: string
@@ -10,8 +10,8 @@ export type OpenApiDocument = {
   readonly [key: string]: unknown
 }
 
-/** `openapi.yaml` sits at the package root, two levels above this module in both `src/` and `dist/`. */
-export const openApiPath = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'openapi.yaml')
+/** `openapi.yaml` sits at the package root. */
+export const openApiPath = join(packageRoot(), 'openapi.yaml')
 
 export interface LoadedContract {
   readonly document: OpenApiDocument
@@ -19,6 +19,11 @@ export interface LoadedContract {
   readonly jsonText: string
   /** A copy labelled 3.1.1 for express-openapi-validator, which refuses 3.2.0 (the document uses only 3.1 features). */
   readonly validatorDocument: OpenApiDocument
+  /**
+   * True when the document came from the pre-parsed copy whose hash matches the YAML: the exact text the test
+   * suite validated against the OpenAPI schema, so checking it again at every start adds nothing.
+   */
+  readonly fromCheckedCopy: boolean
 }
 
 /**
@@ -26,18 +31,20 @@ export interface LoadedContract {
  * of YAML was a quarter of the server's start-up time. Used only when its `source_sha256` is the hash of the YAML
  * text being served, so a stale or missing file just means parsing the YAML.
  */
-export const parsedContractPath = resolve(dirname(openApiPath), 'generated', 'openapi.json')
+export const parsedContractPath = join(packageRoot(), 'generated', 'openapi.json')
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex')
 
-function parsedDocument(yamlText: string): OpenApiDocument {
+function parsedDocument(yamlText: string): { document: OpenApiDocument; fromCheckedCopy: boolean } {
   try {
     const parsed = JSON.parse(readFileSync(parsedContractPath, 'utf8')) as { source_sha256?: unknown; document?: unknown }
-    if (parsed.source_sha256 === sha256Hex(yamlText) && typeof parsed.document === 'object' && parsed.document !== null) return parsed.document as OpenApiDocument
+    if (parsed.source_sha256 === sha256Hex(yamlText) && typeof parsed.document === 'object' && parsed.document !== null) {
+      return { document: parsed.document as OpenApiDocument, fromCheckedCopy: true }
+    }
   } catch {
     // absent or unreadable: parse the YAML
   }
-  return parse(yamlText) as OpenApiDocument
+  return { document: parse(yamlText) as OpenApiDocument, fromCheckedCopy: false }
 }
 
 let cached: LoadedContract | undefined
@@ -45,10 +52,10 @@ let cached: LoadedContract | undefined
 export function loadContract(): LoadedContract {
   if (cached) return cached
   const yamlText = readFileSync(openApiPath, 'utf8')
-  const document = parsedDocument(yamlText)
+  const { document, fromCheckedCopy } = parsedDocument(yamlText)
   const validatorDocument = structuredClone(document) as OpenApiDocument & { openapi: string }
   if (String(validatorDocument.openapi).startsWith('3.2')) (validatorDocument as { openapi: string }).openapi = '3.1.1'
-  cached = Object.freeze({ document, yamlText, jsonText: JSON.stringify(document), validatorDocument })
+  cached = Object.freeze({ document, yamlText, jsonText: JSON.stringify(document), validatorDocument, fromCheckedCopy })
   return cached
 }
 

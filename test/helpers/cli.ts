@@ -3,8 +3,8 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { repoRoot } from './vectors.js'
 
-/** The CLI the tests run as a process: the compiled entry that test/global-setup.ts keeps current. */
-export const CLI_ENTRY: readonly string[] = [join(repoRoot, 'dist', 'cli', 'main.js')]
+/** The CLI the tests run as a process: the build's single-file bundle (what `bin/` runs), kept current by test/global-setup.ts. */
+export const CLI_ENTRY: readonly string[] = [join(repoRoot, 'dist', 'bundle', 'bernstein-a2a.mjs')]
 
 export interface CliRun {
   readonly code: number

@@ -1,0 +1,65 @@
+/**
+ * Bundles the compiled CLI (`dist/cli/main.js`, from `tsc -p tsconfig.build.json`) into one ES module,
+ * `dist/bundle/bernstein-a2a.mjs`, which `bin/bernstein-a2a.js` runs when present.
+ *
+ * Why: start-up was dominated by loading about a thousand small modules (express and its middleware, ajv, kysely,
+ * jose…): resolving, reading and compiling each one. One file cuts that part by more than half, and dropping
+ * whitespace and dead branches (names are kept) cuts V8's parse of it by another third. `dist/bundle/*.map` maps it
+ * back to the compiled modules for stack traces (`NODE_OPTIONS=--enable-source-maps`).
+ *
+ * Left outside the bundle, and loaded from node_modules at run time:
+ * - better-sqlite3 and pg-native: native addons;
+ * - path-to-regexp: the validator route cache (src/http/validator-route-cache.ts) memoises express-openapi-validator's
+ *   copy of it through node_modules, so the validator must load that same instance.
+ * swagger-ui-dist is never imported (only its directory is resolved, to serve its files), so it stays out by itself.
+ *
+ * Usage: `tsx scripts/bundle.ts` (part of `npm run build`).
+ */
+import { build } from 'esbuild'
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const BUNDLE_EXTERNALS = ['better-sqlite3', 'pg-native', 'path-to-regexp'] as const
+
+export function bundlePath(root: string): string {
+  return join(root, 'dist', 'bundle', 'bernstein-a2a.mjs')
+}
+
+export async function bundleCli(root: string): Promise<string> {
+  const outfile = bundlePath(root)
+  const result = await build({
+    entryPoints: [join(root, 'dist', 'cli', 'main.js')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: [...BUNDLE_EXTERNALS],
+    // CommonJS dependencies call require(); an ES module has none, so the bundle makes one for its own location.
+    banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);" },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: 'linked',
+    // The map points at dist/**/*.js and node_modules, which ship beside the bundle; copying their text in would
+    // triple its size for nothing.
+    sourcesContent: false,
+    legalComments: 'linked',
+    logLevel: 'warning',
+    write: false,
+  })
+  // Each file replaced by a rename, never rewritten in place: a server starting during a build (or a test spawning
+  // the CLI while another runs `npm run build`) reads the old bundle or the new one, never half of one.
+  mkdirSync(dirname(outfile), { recursive: true })
+  for (const file of result.outputFiles) {
+    const partial = `${file.path}.${process.pid}.partial`
+    writeFileSync(partial, file.contents, { mode: file.path === outfile ? 0o755 : 0o644 })
+    renameSync(partial, file.path)
+  }
+  return outfile
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+  await bundleCli(root)
+}

@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { BUNDLE_EXTERNALS } from '../../scripts/bundle.js'
+import { loadContract } from '../../src/http/openapi-document.js'
+import { packageRoot } from '../../src/package-root.js'
+import { CLI_ENTRY, freePort } from '../helpers/cli.js'
+import { repoRoot } from '../helpers/vectors.js'
+
+const TOKEN = 'bundle-test-operator-token-0123456789'
+const workDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-bundle-'))
+afterAll(() => rmSync(workDir, { recursive: true, force: true }))
+
+describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the global setup)', () => {
+  it('finds the package root from the sources, the compiled modules and the bundle alike', () => {
+    expect(packageRoot()).toBe(repoRoot.replace(/\/$/, ''))
+  })
+
+  it('loads the externals from node_modules instead of copying them in', () => {
+    const bundle = readFileSync(CLI_ENTRY[0]!, 'utf8')
+    // Booleans, not toContain: a failure must not print three megabytes of bundle.
+    for (const name of BUNDLE_EXTERNALS) expect(bundle.includes(`require("${name}")`) || bundle.includes(`from"${name}"`), name).toBe(true)
+    // The validator route cache patches path-to-regexp through node_modules: the validator must load that copy.
+    expect(bundle.includes('function pathToRegexp('), 'a bundled copy of path-to-regexp').toBe(false)
+  })
+
+  it('serves the contract and the package version when started from another working directory', async () => {
+    const port = await freePort()
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
+      cwd: workDir,
+      env: { ...process.env, BERNSTEIN_DATA_DIR: join(workDir, 'data'), BERNSTEIN_PORT: String(port), BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_LOG_LEVEL: 'warn', BERNSTEIN_FEDERATION_POLL_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    try {
+      let output = ''
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+      const base = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString()
+          const match = /listening on (http:\/\/\S+)/.exec(output)
+          if (match?.[1]) resolve(match[1])
+        })
+        void exited.then((code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+      })
+      const ready = await fetch(`${base}/health/ready`)
+      expect(ready.status).toBe(200)
+      const contract = await fetch(`${base}/openapi.json`)
+      expect(await contract.text()).toBe(loadContract().jsonText)
+      const card = (await (await fetch(`${base}/.well-known/agent-card.json`)).json()) as { version?: unknown }
+      expect(card.version).toBe((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version)
+      // A validated operation end to end: an unknown task is the contract's 404, a malformed id its 400-family error.
+      const missing = await fetch(`${base}/tasks/does-not-exist`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      expect(missing.status).toBe(404)
+    } finally {
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    }
+  })
+})
