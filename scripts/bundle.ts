@@ -8,10 +8,11 @@
  * back to the compiled modules for stack traces (`NODE_OPTIONS=--enable-source-maps`).
  *
  * Left outside the bundle, and loaded from node_modules at run time:
- * - better-sqlite3 and pg-native: native addons;
+ * - better-sqlite3: a native addon;
  * - path-to-regexp: the validator route cache (src/http/validator-route-cache.ts) memoises express-openapi-validator's
  *   copy of it through node_modules, so the validator must load that same instance.
- * swagger-ui-dist is never imported (only its directory is resolved, to serve its files), so it stays out by itself.
+ * pg (loaded on first use of PostgreSQL, through createRequire) and swagger-ui-dist (only its directory is resolved,
+ * to serve its files) are never imported statically, so they stay out by themselves.
  *
  * Usage: `tsx scripts/bundle.ts` (part of `npm run build`).
  */
@@ -20,7 +21,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export const BUNDLE_EXTERNALS = ['better-sqlite3', 'pg-native', 'path-to-regexp'] as const
+export const BUNDLE_EXTERNALS = ['better-sqlite3', 'path-to-regexp'] as const
 
 export function bundlePath(root: string): string {
   return join(root, 'dist', 'bundle', 'bernstein-a2a.mjs')

@@ -26,6 +26,7 @@ import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
 import { memoizeValidatorRouteCompilation } from './http/validator-route-cache.js'
+import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
 
 export interface AppDeps extends ServiceDeps {
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
@@ -92,6 +93,7 @@ export function createApp(deps: AppDeps): App {
   app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
   app.use(rejectLoneSurrogates())
   memoizeValidatorRouteCompilation()
+  deferOpenApiSchemaCompilation()
   app.use(
     OpenApiValidator.middleware({
       apiSpec: contract.validatorDocument as never,
