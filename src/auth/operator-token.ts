@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { join } from 'node:path'
 import { readOrCreateSecretFile } from './secret-file.js'
 
@@ -17,7 +17,8 @@ export function resolveOperatorToken(configured: string | null, dataDir: string)
   return { token: value, file, created }
 }
 
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
+/** One-shot `crypto.hash` (Node ≥ 20.12): a few times cheaper than a `createHash` object for a token this short. */
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer')
 
 /**
  * Constant-time comparison of two secrets. Hashing first gives equal-length inputs to `timingSafeEqual`, so the

@@ -577,3 +577,28 @@ for (const engine of testEngines()) {
     })
   })
 }
+
+describe('conditional requests on operations without a documented ETag', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp()
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('get no automatic ETag, so If-None-Match never turns into an undocumented 304', async () => {
+    const created = await rawRequest(t.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'conditional read' }) })
+    expect(created.status).toBe(201)
+    const id = (created.json as { id: string }).id
+    const first = await rawRequest(t.url, { method: 'GET', path: `/tasks/${id}` })
+    expect(first.status).toBe(200)
+    expect(first.headers.get('etag')).toBeNull()
+    // A client replaying any validator it might hold (here, the weak ETag Express would have computed) gets the body.
+    for (const tag of ['*', `W/"${first.text.length.toString(16)}-x"`]) {
+      const again = await rawRequest(t.url, { method: 'GET', path: `/tasks/${id}`, headers: { 'if-none-match': tag } })
+      expect(again.status, tag).toBe(200)
+      expect(again.text).toBe(first.text)
+    }
+  })
+})
