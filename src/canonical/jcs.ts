@@ -42,6 +42,29 @@ export function jcs(value: unknown): Uint8Array {
   return new TextEncoder().encode(jcsText(value))
 }
 
+/**
+ * The canonical form of one string, as {@link jcsText} writes it inside any value: for a body of known shape whose
+ * members are already validated, `'{"a":' + jcsString(a) + ',"b":' + jcsNumber(b) + '}'` with the keys written in
+ * UTF-16 order is its JCS text, without walking a generic object (tests compare the two on arbitrary bodies).
+ *
+ * @throws TypeError for a lone surrogate, as {@link jcsText}.
+ */
+export function jcsString(value: string): string {
+  if (LONE_SURROGATE.test(value)) throw new TypeError('JCS cannot represent a string with a lone surrogate')
+  // RFC 8785 §3.2.2.2: string serialisation is ECMAScript's JSON.stringify for well-formed strings.
+  return JSON.stringify(value)
+}
+
+/**
+ * The canonical form of one number (RFC 8785 §3.2.2.3: ECMAScript's Number serialisation; -0 is `0`).
+ *
+ * @throws TypeError for NaN and ±Infinity, as {@link jcsText}.
+ */
+export function jcsNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new TypeError(`JCS cannot represent the number ${String(value)}`)
+  return JSON.stringify(value)
+}
+
 function assertJsonData(value: unknown, depth: number, stack: Set<object>): void {
   if (value === null) return
   switch (typeof value) {

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { jcs } from '../canonical/jcs.js'
+import { jcsNumber, jcsString } from '../canonical/jcs.js'
 import { pythonRepr } from '../canonical/python-json.js'
-import { decodeDetachedJws } from '../crypto/detached-jws.js'
+import { type DetachedJwsDecoded, decodeDetachedJws } from '../crypto/detached-jws.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
 
 /** Protected-header `typ` of a capability card, distinct from the agent card's `agent-card+jws` (§5.2). */
@@ -73,6 +73,7 @@ const BODY_FIELDS = [
   'created_at',
   'expires_at',
 ] as const
+const UTF8 = new TextEncoder()
 const POLICY_FIELDS = ['cost_cap_usd', 'redaction_tier', 'sandbox_profile'] as const
 const SIGNED_FIELDS = ['alg', 'card', 'signature'] as const
 
@@ -126,6 +127,16 @@ export function parseCapabilityCardBody(value: unknown): CapabilityCardBody {
  * @throws CapabilityCardInvalid
  */
 export function parseCapabilityCard(value: unknown): SignedCapabilityCard {
+  return parseCapabilityCardAndJws(value).signed
+}
+
+/**
+ * {@link parseCapabilityCard}, also returning its decoding of the signature, which the verifier then checks
+ * instead of splitting and decoding the JWS a second time.
+ *
+ * @throws CapabilityCardInvalid
+ */
+export function parseCapabilityCardAndJws(value: unknown): { signed: SignedCapabilityCard; jws: DetachedJwsDecoded } {
   const signed = requireObject(value, 'SignedCapabilityCard must be an object')
   rejectUnknown(signed, SIGNED_FIELDS, 'SignedCapabilityCard')
   const alg = signed['alg'] === undefined ? 'EdDSA' : signed['alg']
@@ -140,31 +151,35 @@ export function parseCapabilityCard(value: unknown): SignedCapabilityCard {
       'kid_mismatch',
     )
   }
-  return { alg, card, signature }
+  return { signed: { alg, card, signature }, jws: decoded }
 }
 
 /**
  * The signed payload: JCS (RFC 8785) of exactly the ten body fields, built from the typed body so that fields a
  * caller added to the object can never slip into, or out of, the signed bytes. Issue and verify both call this.
+ *
+ * The shape is fixed, so the canonical text is written directly with the keys in JCS (UTF-16) order, each member
+ * serialised by the same {@link jcsString}/{@link jcsNumber} as generic JCS: the same bytes as `jcs(body)` (a
+ * property test compares them on arbitrary bodies) for a fifth of a card verification's cost.
+ *
+ * @throws TypeError when a string holds a lone surrogate or a number is not finite (never true of a parsed body).
  */
 export function capabilityCardSigningBytes(body: CapabilityCardBody): Uint8Array {
   const { policies } = body
-  return jcs({
-    schema_version: body.schema_version,
-    issuer: body.issuer,
-    name: body.name,
-    description: body.description,
-    advertised_tools: [...body.advertised_tools],
-    policies: {
-      cost_cap_usd: policies.cost_cap_usd,
-      redaction_tier: policies.redaction_tier,
-      sandbox_profile: policies.sandbox_profile,
-    },
-    public_key_pem: body.public_key_pem,
-    kid: body.kid,
-    created_at: body.created_at,
-    expires_at: body.expires_at,
-  })
+  const text =
+    `{"advertised_tools":[${body.advertised_tools.map(jcsString).join(',')}]` +
+    `,"created_at":${jcsNumber(body.created_at)}` +
+    `,"description":${jcsString(body.description)}` +
+    `,"expires_at":${jcsNumber(body.expires_at)}` +
+    `,"issuer":${jcsString(body.issuer)}` +
+    `,"kid":${jcsString(body.kid)}` +
+    `,"name":${jcsString(body.name)}` +
+    `,"policies":{"cost_cap_usd":${jcsNumber(policies.cost_cap_usd)}` +
+    `,"redaction_tier":${jcsString(policies.redaction_tier)}` +
+    `,"sandbox_profile":${jcsString(policies.sandbox_profile)}}` +
+    `,"public_key_pem":${jcsString(body.public_key_pem)}` +
+    `,"schema_version":${jcsString(body.schema_version)}}`
+  return UTF8.encode(text)
 }
 
 /**

@@ -4,15 +4,16 @@
  * @module
  */
 import type { KeyObject } from 'node:crypto'
+import type { DetachedJwsDecoded } from '../crypto/detached-jws.js'
 import { PyFloat, pythonRepr } from '../canonical/python-json.js'
-import { JWS_ALG, verifyDetachedJws } from '../crypto/detached-jws.js'
+import { JWS_ALG, verifyDecodedDetachedJws } from '../crypto/detached-jws.js'
 import { publicKeyFromPem } from '../crypto/ed25519.js'
 import { KeyRejected } from '../crypto/key-rejected.js'
 import {
   CAPABILITY_CARD_TYP,
   CapabilityCardInvalid,
   capabilityCardSigningBytes,
-  parseCapabilityCard,
+  parseCapabilityCardAndJws,
 } from './capability-card.js'
 import type { SignedCapabilityCard } from './capability-card.js'
 
@@ -51,8 +52,9 @@ export async function verifyCapabilityCard(
 ): Promise<CardVerification> {
   if (typeof now !== 'number' || Number.isNaN(now)) throw new TypeError('now must be a number of Unix seconds')
   let card: SignedCapabilityCard
+  let jws: DetachedJwsDecoded
   try {
-    card = parseCapabilityCard(signed)
+    ;({ signed: card, jws } = parseCapabilityCardAndJws(signed))
   } catch (error) {
     if (!(error instanceof CapabilityCardInvalid)) throw error
     return { ok: false, reason: error.code === 'kid_mismatch' ? 'kid_mismatch' : 'malformed', detail: error.message }
@@ -73,7 +75,7 @@ export async function verifyCapabilityCard(
     if (!(error instanceof TypeError)) throw error
     return { ok: false, reason: 'malformed', detail: error.message }
   }
-  const result = await verifyDetachedJws(card.signature, signingBytes, publicKey)
+  const result = jws.ok ? verifyDecodedDetachedJws(jws, signingBytes, publicKey) : jws
   if (!result.ok) {
     const reason = result.code === 'unknown_alg' ? 'alg' : result.code === 'malformed' ? 'malformed' : 'signature'
     return { ok: false, reason, detail: result.detail }

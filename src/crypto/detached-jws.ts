@@ -27,9 +27,16 @@ export interface JwsProtectedHeader {
 /** Why a detached JWS was refused: bad framing, an algorithm other than EdDSA, or a signature that does not verify. */
 export type DetachedJwsFailure = 'malformed' | 'unknown_alg' | 'signature'
 
-export type DetachedJwsDecoded =
-  | { ok: true; header: Record<string, unknown>; headerSegment: string; signatureSegment: string }
-  | { ok: false; code: DetachedJwsFailure; detail: string }
+/** A detached JWS split and decoded (not verified): the parsed header, both segments, the 64 signature bytes. */
+export interface DecodedDetachedJws {
+  readonly ok: true
+  readonly header: Record<string, unknown>
+  readonly headerSegment: string
+  readonly signatureSegment: string
+  readonly signature: Uint8Array
+}
+
+export type DetachedJwsDecoded = DecodedDetachedJws | { ok: false; code: DetachedJwsFailure; detail: string }
 
 export type DetachedJwsVerification =
   | { ok: true; header: JwsProtectedHeader }
@@ -37,6 +44,8 @@ export type DetachedJwsVerification =
 
 /** A JCS Ed25519 header is about 100 characters; a header segment this long is refused unparsed. */
 const MAX_HEADER_SEGMENT = 4096
+/** Stateless (no `stream`), so one instance serves every call. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
 /** base64url of a 64-byte Ed25519 signature. */
 const SIGNATURE_SEGMENT_LENGTH = 86
 
@@ -79,21 +88,20 @@ export function decodeDetachedJws(jws: unknown): DetachedJwsDecoded {
   const headerSegment = jws.slice(0, firstDot)
   const signatureSegment = jws.slice(firstDot + 2)
   if (signatureSegment.includes('.')) return malformed('JWS must have exactly three segments')
-  if (signatureSegment.length !== SIGNATURE_SEGMENT_LENGTH || !decodeBase64urlStrict(signatureSegment)) {
-    return malformed('JWS signature must be the base64url of 64 bytes')
-  }
+  const signature = signatureSegment.length === SIGNATURE_SEGMENT_LENGTH ? decodeBase64urlStrict(signatureSegment) : undefined
+  if (signature === undefined) return malformed('JWS signature must be the base64url of 64 bytes')
   const headerBytes = decodeBase64urlStrict(headerSegment)
   if (!headerBytes || headerBytes.length === 0) return malformed('JWS protected header is not base64url')
   let header: unknown
   try {
-    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes))
+    header = JSON.parse(STRICT_UTF8.decode(headerBytes))
   } catch {
     return malformed('JWS protected header is not JSON')
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) {
     return malformed('JWS protected header is not a JSON object')
   }
-  return { ok: true, header: header as Record<string, unknown>, headerSegment, signatureSegment }
+  return { ok: true, header: header as Record<string, unknown>, headerSegment, signatureSegment, signature }
 }
 
 /**
@@ -111,8 +119,19 @@ export async function verifyDetachedJws(
   assertEd25519KeyObject(publicKey, 'public')
   if (!(payload instanceof Uint8Array)) throw new TypeError('payload must be a Uint8Array')
   const decoded = decodeDetachedJws(jws)
-  if (!decoded.ok) return decoded
-  const { header, headerSegment, signatureSegment } = decoded
+  return decoded.ok ? verifyDecodedDetachedJws(decoded, payload, publicKey) : decoded
+}
+
+/**
+ * {@link verifyDetachedJws} for a JWS the caller has already decoded with {@link decodeDetachedJws} (a capability
+ * card's parser decodes it to compare `kid`s), so the segments are not split and decoded twice. Synchronous.
+ *
+ * @throws TypeError only when `payload` is not a Uint8Array or `publicKey` is not an Ed25519 public key.
+ */
+export function verifyDecodedDetachedJws(decoded: DecodedDetachedJws, payload: Uint8Array, publicKey: KeyObject): DetachedJwsVerification {
+  assertEd25519KeyObject(publicKey, 'public')
+  if (!(payload instanceof Uint8Array)) throw new TypeError('payload must be a Uint8Array')
+  const { header, headerSegment, signature } = decoded
   if (header['alg'] !== JWS_ALG) {
     return { ok: false, code: 'unknown_alg', detail: `JWS alg must be "${JWS_ALG}"` }
   }
@@ -121,8 +140,6 @@ export async function verifyDetachedJws(
   // The algorithm is pinned above (EdDSA) and the key asserted Ed25519, so the JWS signing input (RFC 7515 §5.2:
   // ASCII(header segment '.' base64url(payload))) is checked with node:crypto directly: the same Ed25519
   // verification jose performs, without its asynchronous WebCrypto round trip (about half the cost of a card).
-  const signature = decodeBase64urlStrict(signatureSegment)
-  if (!signature) return malformed('JWS signature must be the base64url of 64 bytes')
   let valid: boolean
   try {
     valid = nodeVerify(null, Buffer.from(`${headerSegment}.${encodeBase64url(payload)}`, 'ascii'), publicKey, signature)

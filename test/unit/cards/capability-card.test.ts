@@ -1,4 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { jcs } from '../../../src/canonical/jcs.js'
 import {
   CapabilityCardInvalid,
   capabilityCardFingerprint,
@@ -9,6 +11,7 @@ import {
 import { parseCardFile } from '../../../src/cards/card-file.js'
 import { vectorBytes, vectorText } from '../../helpers/vectors.js'
 import { CARD_A_FINGERPRINT } from './fixtures.js'
+import { fuzzSettings } from '../../helpers/fuzz.js'
 
 const signedA = (): Record<string, unknown> => JSON.parse(vectorText('capability_cards', 'card_a.signed.json')) as Record<string, unknown>
 const bodyA = (): Record<string, unknown> => signedA()['card'] as Record<string, unknown>
@@ -129,5 +132,44 @@ describe('capability card body', () => {
     ;((value['card'] as Record<string, unknown>)['advertised_tools'] as string[]).push('later')
     expect(parsed.card.advertised_tools).toEqual(['task_orchestration', 'code_review'])
     expect(parseCardFile(vectorText('capability_cards', 'card_a.signed.json'))).toEqual(parseCapabilityCard(signedA()))
+  })
+})
+
+describe('capability card signing bytes, written directly', () => {
+  // Numbers in every notation JCS formats (-0, 1e21, 5e-324...).
+  // Any UTF-16 code unit (so lone surrogates too, which fast-check's string units never produce), plus pairs.
+  const codeUnit = fc.oneof(fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), fc.constantFrom('\u00e9', '\u{1F600}', '"', '\\', '\u2028'))
+  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: codeUnit, maxLength: 12 }))
+  const number = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.constantFrom(0, -0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308))
+  const body = fc.record({
+    schema_version: text,
+    issuer: text,
+    name: text,
+    description: text,
+    advertised_tools: fc.array(text, { maxLength: 5 }),
+    policies: fc.record({ cost_cap_usd: number, redaction_tier: text, sandbox_profile: text }),
+    public_key_pem: text,
+    kid: text,
+    created_at: number,
+    expires_at: number,
+  })
+
+  it('are the generic JCS of the body, or the same refusal', () => {
+    fc.assert(
+      fc.property(body, (b) => {
+        let generic: Uint8Array | TypeError
+        try {
+          generic = jcs(b)
+        } catch (error) {
+          generic = error as TypeError
+        }
+        if (generic instanceof TypeError) {
+          expect(() => capabilityCardSigningBytes(b)).toThrow(TypeError)
+        } else {
+          expect(Buffer.from(capabilityCardSigningBytes(b)).equals(Buffer.from(generic))).toBe(true)
+        }
+      }),
+      fuzzSettings(2000),
+    )
   })
 })
