@@ -4036,7 +4036,9 @@ export interface operations {
     getJwks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4045,11 +4047,19 @@ export interface operations {
             /** @description The JWKS */
             200: {
                 headers: {
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Jwks"];
                 };
+            };
+            /** @description Not modified (the `If-None-Match` ETag is current) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             500: components["responses"]["InternalError"];
         };

@@ -18,10 +18,7 @@ export function identityRoutes(identity: NodeIdentity): RouteDefinition[] {
     route('getAgentCardV1Path', 'get', '/.well-known/agent-card.json', async ({ headers }) =>
       document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
     ),
-    route('getJwks', 'get', '/.well-known/agent.json/keys', async () => {
-      const jwks = identity.jwks()
-      return { status: 200, raw: jwks.bytes, contentType: 'application/json', headers: { ETag: jwks.etag, 'Cache-Control': 'public, max-age=300' } }
-    }),
+    route('getJwks', 'get', '/.well-known/agent.json/keys', async ({ headers }) => document(identity.jwks(), headers['if-none-match'], 'public, max-age=300')),
     route('getCapabilityCard', 'get', '/.well-known/a2a-capability-card.json', async ({ headers }) =>
       document((await identity.capabilityCard()).document, headers['if-none-match'], 'public, max-age=300'),
     ),

@@ -70,6 +70,20 @@ for (const engine of testEngines()) {
       expect(again.status).toBe(304)
     })
 
+    it('serves the JWKS with an ETag, a 304 for a current If-None-Match and the body for a stale one', async () => {
+      const res = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('cache-control')).toBe('public, max-age=300')
+      const etag = res.headers.get('etag')
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
+      const current = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': `"stale", ${etag}` } })
+      expect(current.status).toBe(304)
+      expect(current.text).toBe('')
+      const stale = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': '"stale"' } })
+      expect(stale.status).toBe(200)
+      expect(stale.text).toBe(res.text)
+    })
+
     it('serves a signed agent card that passes the v1.0 conformance checks, at both well-known paths', async () => {
       const a = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json', token: null })
       const b = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })
