@@ -21,10 +21,14 @@ export interface LinkedTaskState {
   readonly updatedAt: number
 }
 
-/** An A2A task as read for its response: the record and its linked task's state (absent if the task is gone). */
+/**
+ * An A2A task as read for its response, in one statement (one consistent snapshot): the record, its linked task's
+ * state (absent if the task is gone) and its artifacts in the order they were added.
+ */
 export interface A2ATaskWithLinkedState {
   readonly record: A2ATaskRecord
   readonly linked: LinkedTaskState | undefined
+  readonly artifacts: readonly A2AArtifact[]
 }
 
 export interface A2AArtifact {

@@ -103,8 +103,8 @@ export class A2AService implements TaskObserver {
     const repos = this.#deps.store.repos
     const found = await repos.a2a.getTaskWithLinkedState(tenantId, id)
     if (!found) throw a2aTaskNotFound(id)
-    const { record, linked } = found
-    const body = this.#responseBody(record, linked, await repos.a2a.artifacts(id))
+    const { record, linked, artifacts } = found
+    const body = this.#responseBody(record, linked, artifacts)
     return { body, receipt: record.receipt, attestation: record.receiptKind ?? 'none' }
   }
 

@@ -53,14 +53,25 @@ const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
   db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
 )
 // The A2A task and the two columns of its linked task that its response needs, in one statement.
+/** The A2A task, its linked task's status and its artifacts: one row per artifact (one row when it has none). */
 const GET_TASK_WITH_LINKED_STATE = new ReusableQuery(2, (db, tenantId: string, id: string) =>
   db
     .selectFrom('a2a_tasks as a')
     .leftJoin('tasks as t', (join) => join.onRef('t.tenant_id', '=', 'a.tenant_id').onRef('t.id', '=', 'a.bernstein_task_id'))
+    .leftJoin('a2a_artifacts as r', 'r.a2a_task_id', 'a.id')
     .selectAll('a')
-    .select(['t.status as linked_status', 't.updated_at as linked_updated_at'])
+    .select([
+      't.status as linked_status',
+      't.updated_at as linked_updated_at',
+      'r.seq as artifact_seq',
+      'r.name as artifact_name',
+      'r.content_type as artifact_content_type',
+      'r.data as artifact_data',
+      'r.created_at as artifact_created_at',
+    ])
     .where('a.tenant_id', '=', tenantId)
-    .where('a.id', '=', id),
+    .where('a.id', '=', id)
+    .orderBy('r.seq', 'asc'),
 )
 const ARTIFACTS = new ReusableQuery(1, (db, a2aTaskId: string) =>
   db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc'),
@@ -95,13 +106,21 @@ export class A2ARepository {
   }
 
   /** {@link getTask} with the linked task's status and update time, for building the task's response. */
+  /** One statement, so the status and the artifacts come from the same snapshot (two reads could straddle a write). */
   async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {
-    const row = await GET_TASK_WITH_LINKED_STATE.first(this.#db, this.#engine, tenantId, id)
-    if (row === undefined) return undefined
-    const { linked_status, linked_updated_at, ...a2a } = row
+    const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.#db, this.#engine, tenantId, id)
+    const first = rows[0]
+    if (first === undefined) return undefined
+    const { linked_status, linked_updated_at, artifact_seq: _seq, artifact_name: _name, artifact_content_type: _type, artifact_data: _data, artifact_created_at: _at, ...a2a } = first
+    const artifacts: A2AArtifact[] = []
+    for (const r of rows) {
+      if (r.artifact_seq === null) continue
+      artifacts.push({ name: r.artifact_name as string, contentType: r.artifact_content_type as string, data: r.artifact_data as string, createdAt: Number(r.artifact_created_at) })
+    }
     return {
       record: rowToA2ATask(a2a),
       linked: linked_status === null || linked_updated_at === null ? undefined : { status: linked_status as TaskStatus, updatedAt: Number(linked_updated_at) },
+      artifacts,
     }
   }
 
