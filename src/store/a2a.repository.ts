@@ -52,8 +52,10 @@ const INSERT_TASK = new ReusableInsert<Selectable<A2ATaskTable>>('a2a_tasks')
 const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
   db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
 )
-// The A2A task and the two columns of its linked task that its response needs, in one statement.
-/** The A2A task, its linked task's status and its artifacts: one row per artifact (one row when it has none). */
+/**
+ * The A2A task, the two columns of its linked task that its response needs, and its artifacts, in one statement:
+ * one row per artifact (one row when it has none).
+ */
 const GET_TASK_WITH_LINKED_STATE = new ReusableQuery(2, (db, tenantId: string, id: string) =>
   db
     .selectFrom('a2a_tasks as a')
@@ -76,6 +78,10 @@ const GET_TASK_WITH_LINKED_STATE = new ReusableQuery(2, (db, tenantId: string, i
 const ARTIFACTS = new ReusableQuery(1, (db, a2aTaskId: string) =>
   db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc'),
 )
+
+function toArtifact(r: { name: string; content_type: string; data: string; created_at: number | string | bigint }): A2AArtifact {
+  return { name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }
+}
 
 export class A2ARepository {
   readonly #db: Kysely<Database>
@@ -105,8 +111,10 @@ export class A2ARepository {
     return row && rowToA2ATask(row)
   }
 
-  /** {@link getTask} with the linked task's status and update time, for building the task's response. */
-  /** One statement, so the status and the artifacts come from the same snapshot (two reads could straddle a write). */
+  /**
+   * {@link getTask} with the linked task's status and update time and the artifacts, for building the task's
+   * response: one statement, so they all come from one snapshot (separate reads could straddle a write).
+   */
   async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {
     const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.#db, this.#engine, tenantId, id)
     const first = rows[0]
@@ -115,7 +123,7 @@ export class A2ARepository {
     const artifacts: A2AArtifact[] = []
     for (const r of rows) {
       if (r.artifact_seq === null) continue
-      artifacts.push({ name: r.artifact_name as string, contentType: r.artifact_content_type as string, data: r.artifact_data as string, createdAt: Number(r.artifact_created_at) })
+      artifacts.push(toArtifact({ name: r.artifact_name as string, content_type: r.artifact_content_type as string, data: r.artifact_data as string, created_at: r.artifact_created_at as number }))
     }
     return {
       record: rowToA2ATask(a2a),
@@ -161,7 +169,7 @@ export class A2ARepository {
 
   async artifacts(a2aTaskId: string): Promise<A2AArtifact[]> {
     const { rows } = await ARTIFACTS.execute(this.#db, this.#engine, a2aTaskId)
-    return rows.map((r) => ({ name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }))
+    return rows.map(toArtifact)
   }
 
   async insertMessage(message: A2AMessage): Promise<void> {
