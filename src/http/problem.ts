@@ -146,7 +146,7 @@ export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
       render(error, req, res, options)
     } catch (failure) {
       // Rendering must never fall through to Express's default handler, which answers with an HTML stack trace.
-      options.log(failure, { method: req.method, path: req.path })
+      options.log(failure, logContext(req, res))
       if (!res.headersSent) send(res, 500, { detail: 'Internal Server Error' })
     }
   }
@@ -156,7 +156,7 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
   if (error instanceof AppError) {
     const status = STATUS_OF[error.code]
     if (error.code === 'validation_failed') return send(res, status, { detail: error.issues }, error.headers)
-    if (status >= 500) options.log(error, { method: req.method, path: req.path })
+    if (status >= 500) options.log(error, logContext(req, res))
     return send(res, status, { detail: error.message, ...error.extra }, error.headers)
   }
   if (isNulRejection(error)) {
@@ -193,14 +193,19 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
   }
   // body-parser's other client errors carry no `type`, e.g. a body that does not decode as its Content-Encoding.
   if (status === 400 && http.expose === true) return send(res, 400, { detail: 'Invalid request body' })
-  options.log(error, { method: req.method, path: req.path })
+  options.log(error, logContext(req, res))
   return send(res, 500, { detail: 'Internal Server Error' })
+}
+
+/** What an error log line says of its request: the request id (as in the request log line and `X-Request-Id`) ties the two. */
+function logContext(req: Request, res: Response): { method: string; path: string; request_id: unknown } {
+  return { method: req.method, path: req.path, request_id: res.locals['requestId'] ?? null }
 }
 
 /** Writes the fixed 500 directly (no res.json, so no response validation can intercept it again). */
 export function lastResortErrorHandler(logger: { error(obj: unknown, msg?: string): void }): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
-    logger.error({ err: error, method: req.method, path: req.path }, 'error while rendering an error')
+    logger.error({ err: error, ...logContext(req, res) }, 'error while rendering an error')
     if (res.headersSent) {
       res.destroy()
       return

@@ -46,6 +46,34 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 const requestLines = (lines: Record<string, unknown>[]) => lines.filter((l) => l['msg'] === 'request')
 
+describe('error logs', () => {
+  let t: TestApp
+  const log = capturedLogger()
+  beforeAll(async () => {
+    // An observer that fails unexpectedly: the request ends as the contract's 500 and the failure is logged.
+    t = await startTestApp({
+      logger: log.logger,
+      taskObservers: [
+        {
+          async onTaskChange(_repos, change) {
+            if (change.after.title === 'crash') throw new Error('observer crashed')
+          },
+        },
+      ],
+    })
+  })
+  afterAll(async () => t.close())
+
+  it('carry the request id of the failed request, as its request log line does', async () => {
+    const res = await rawRequest(t.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'crash' }), headers: { 'x-request-id': 'req-crash-1' } })
+    expect(res.status).toBe(500)
+    expect(res.json).toEqual({ detail: 'Internal Server Error' })
+    const failure = log.lines().find((l) => l['msg'] === 'request failed')
+    expect(failure).toMatchObject({ level: 50, request_id: 'req-crash-1', method: 'POST', path: '/tasks', err: { message: 'observer crashed' } })
+    expect(requestLines(log.lines()).find((l) => l['request_id'] === 'req-crash-1')).toMatchObject({ status: 500 })
+  })
+})
+
 describe('request logs', () => {
   let t: TestApp
   const log = capturedLogger()
