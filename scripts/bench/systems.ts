@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import { bundlePath } from '../bundle.js'
 import { type RunningProcess, freePort, startProcess } from './proc.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -24,7 +25,7 @@ export interface ServerCommand {
 
 /** How bernstein-a2a is launched: the build when present (its single-file bundle, as `bin/` runs it), else TypeScript through tsx. */
 export function bernsteinCommand(preferCompiled: boolean): ServerCommand {
-  const compiled = [join(ROOT, 'dist', 'bundle', 'bernstein-a2a.mjs'), join(ROOT, 'dist', 'cli', 'main.js')].find((entry) => existsSync(entry))
+  const compiled = [bundlePath(ROOT), join(ROOT, 'dist', 'cli', 'main.js')].find((entry) => existsSync(entry))
   if (preferCompiled && compiled !== undefined) return { command: process.execPath, args: [compiled, 'serve'], compiled: true }
   return { command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'serve'], compiled: false }
 }

@@ -116,10 +116,9 @@ export async function verifyDetachedJws(
   payload: Uint8Array,
   publicKey: KeyObject,
 ): Promise<DetachedJwsVerification> {
-  assertEd25519KeyObject(publicKey, 'public')
-  if (!(payload instanceof Uint8Array)) throw new TypeError('payload must be a Uint8Array')
+  assertVerifyInputs(payload, publicKey)
   const decoded = decodeDetachedJws(jws)
-  return decoded.ok ? verifyDecodedDetachedJws(decoded, payload, publicKey) : decoded
+  return decoded.ok ? verifyDecoded(decoded, payload, publicKey) : decoded
 }
 
 /**
@@ -129,8 +128,17 @@ export async function verifyDetachedJws(
  * @throws TypeError only when `payload` is not a Uint8Array or `publicKey` is not an Ed25519 public key.
  */
 export function verifyDecodedDetachedJws(decoded: DecodedDetachedJws, payload: Uint8Array, publicKey: KeyObject): DetachedJwsVerification {
+  assertVerifyInputs(payload, publicKey)
+  return verifyDecoded(decoded, payload, publicKey)
+}
+
+function assertVerifyInputs(payload: Uint8Array, publicKey: KeyObject): void {
   assertEd25519KeyObject(publicKey, 'public')
   if (!(payload instanceof Uint8Array)) throw new TypeError('payload must be a Uint8Array')
+}
+
+/** The checks of both verifiers, once their inputs are asserted. */
+function verifyDecoded(decoded: DecodedDetachedJws, payload: Uint8Array, publicKey: KeyObject): DetachedJwsVerification {
   const { header, headerSegment, signature } = decoded
   if (header['alg'] !== JWS_ALG) {
     return { ok: false, code: 'unknown_alg', detail: `JWS alg must be "${JWS_ALG}"` }

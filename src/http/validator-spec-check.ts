@@ -2,6 +2,8 @@ import schemaValidatorModule from 'express-openapi-validator/dist/framework/open
 
 type SchemaValidatorOptions = ConstructorParameters<typeof schemaValidatorModule.OpenAPISchemaValidator>[0]
 type SchemaValidatorClass = typeof schemaValidatorModule.OpenAPISchemaValidator & { readonly deferred?: true }
+/** The module object express-openapi-validator reads the class from at each use (so a replacement takes effect). */
+const validatorModule = schemaValidatorModule as { OpenAPISchemaValidator: SchemaValidatorClass }
 
 /**
  * express-openapi-validator checks the OpenAPI document against the OpenAPI schema with an ajv validator that it
@@ -12,8 +14,7 @@ type SchemaValidatorClass = typeof schemaValidatorModule.OpenAPISchemaValidator 
  * Idempotent; the test suite asserts that the replacement is in place and that invalid documents are still refused.
  */
 export function deferOpenApiSchemaCompilation(): void {
-  const module = schemaValidatorModule as { OpenAPISchemaValidator: SchemaValidatorClass }
-  const Original = module.OpenAPISchemaValidator
+  const Original = validatorModule.OpenAPISchemaValidator
   if (typeof Original !== 'function' || Original.deferred) return
   class DeferredOpenAPISchemaValidator {
     static readonly deferred = true
@@ -27,10 +28,10 @@ export function deferOpenApiSchemaCompilation(): void {
       return this.#compiled.validate(document)
     }
   }
-  module.OpenAPISchemaValidator = DeferredOpenAPISchemaValidator as unknown as SchemaValidatorClass
+  validatorModule.OpenAPISchemaValidator = DeferredOpenAPISchemaValidator as unknown as SchemaValidatorClass
 }
 
 /** Whether express-openapi-validator now builds its document validator lazily (for tests and diagnostics). */
 export function openApiSchemaCompilationDeferred(): boolean {
-  return (schemaValidatorModule as { OpenAPISchemaValidator: SchemaValidatorClass }).OpenAPISchemaValidator.deferred === true
+  return validatorModule.OpenAPISchemaValidator.deferred === true
 }

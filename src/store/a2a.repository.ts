@@ -119,15 +119,14 @@ export class A2ARepository {
     const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.#db, this.#engine, tenantId, id)
     const first = rows[0]
     if (first === undefined) return undefined
-    const { linked_status, linked_updated_at, artifact_seq: _seq, artifact_name: _name, artifact_content_type: _type, artifact_data: _data, artifact_created_at: _at, ...a2a } = first
     const artifacts: A2AArtifact[] = []
     for (const r of rows) {
       if (r.artifact_seq === null) continue
       artifacts.push(toArtifact({ name: r.artifact_name as string, content_type: r.artifact_content_type as string, data: r.artifact_data as string, created_at: r.artifact_created_at as number }))
     }
     return {
-      record: rowToA2ATask(a2a),
-      linked: linked_status === null || linked_updated_at === null ? undefined : { status: linked_status as TaskStatus, updatedAt: Number(linked_updated_at) },
+      record: rowToA2ATask(first),
+      linked: first.linked_status === null || first.linked_updated_at === null ? undefined : { status: first.linked_status as TaskStatus, updatedAt: Number(first.linked_updated_at) },
       artifacts,
     }
   }

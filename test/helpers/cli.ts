@@ -1,10 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { bundlePath } from '../../scripts/bundle.js'
 import { repoRoot } from './vectors.js'
 
 /** The CLI the tests run as a process: the build's single-file bundle (what `bin/` runs), kept current by test/global-setup.ts. */
-export const CLI_ENTRY: readonly string[] = [join(repoRoot, 'dist', 'bundle', 'bernstein-a2a.mjs')]
+export const CLI_ENTRY: readonly string[] = [bundlePath(repoRoot)]
 
 export interface CliRun {
   readonly code: number
