@@ -9,19 +9,33 @@
  *
  * Left outside the bundle, and loaded from node_modules at run time:
  * - better-sqlite3: a native addon;
- * - path-to-regexp: the validator route cache (src/http/validator-route-cache.ts) memoises express-openapi-validator's
- *   copy of it through node_modules, so the validator must load that same instance.
+ * - path-to-regexp and express-openapi-validator's OpenApiContext module: the validator route cache
+ *   (src/http/validator-route-cache.ts) adjusts both through node_modules, so the validator must load those same
+ *   instances (the rest of the validator is bundled).
  * pg (loaded on first use of PostgreSQL, through createRequire) and swagger-ui-dist (only its directory is resolved,
  * to serve its files) are never imported statically, so they stay out by themselves.
  *
  * Usage: `tsx scripts/bundle.ts` (part of `npm run build`).
  */
-import { build } from 'esbuild'
+import { type Plugin, build } from 'esbuild'
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const BUNDLE_EXTERNALS = ['better-sqlite3', 'path-to-regexp'] as const
+
+/** The validator's module that the route cache patches, as the bundle requires it from node_modules. */
+export const VALIDATOR_CONTEXT_MODULE = 'express-openapi-validator/dist/framework/openapi.context.js'
+
+/** The validator requires its context module by a relative path, which `external` cannot name; this plugin can. */
+const validatorContextOutside: Plugin = {
+  name: 'validator-context-outside',
+  setup(context) {
+    context.onResolve({ filter: /^\.\/framework\/openapi\.context$/ }, (args) =>
+      /[\\/]express-openapi-validator[\\/]dist[\\/]?$/.test(args.resolveDir) ? { path: VALIDATOR_CONTEXT_MODULE, external: true } : undefined,
+    )
+  },
+}
 
 export function bundlePath(root: string): string {
   return join(root, 'dist', 'bundle', 'bernstein-a2a.mjs')
@@ -37,6 +51,7 @@ export async function bundleCli(root: string): Promise<string> {
     format: 'esm',
     target: 'node20',
     external: [...BUNDLE_EXTERNALS],
+    plugins: [validatorContextOutside],
     // CommonJS dependencies call require(); an ES module has none, so the bundle makes one for its own location.
     banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);" },
     minifyWhitespace: true,

@@ -25,7 +25,7 @@ import { operationDispatcher } from './http/dispatch.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
-import { memoizeValidatorRouteCompilation } from './http/validator-route-cache.js'
+import { compactValidatorRouteMap, memoizeValidatorRouteCompilation } from './http/validator-route-cache.js'
 import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
 
 export interface AppDeps extends ServiceDeps {
@@ -96,6 +96,7 @@ export function createApp(deps: AppDeps): App {
   app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
   app.use(rejectLoneSurrogates())
   memoizeValidatorRouteCompilation()
+  compactValidatorRouteMap()
   deferOpenApiSchemaCompilation()
   app.use(
     OpenApiValidator.middleware({

@@ -37,6 +37,30 @@ export function memoizeValidatorRouteCompilation(): void {
   module.pathToRegexp = Object.assign(memoized, { memoized: true as const })
 }
 
+type RouteMaps = { expressRouteMap: Record<string, unknown> }
+type OpenApiContextClass = { prototype: { buildRouteMaps(this: RouteMaps, routes: unknown): void } & { fastRouteMap?: true } }
+
+/**
+ * The same lookup then walks the validator's route map with `Object.entries` on every request. That map is built
+ * one path at a time, which leaves V8 holding it in dictionary mode (about 60 path-string keys), where
+ * `Object.entries` must gather and sort the keys by insertion index each time: 6.6 µs against 2.4 µs for the same
+ * entries in a fast-properties object (side by side, GET: 3-4 % less server CPU per request). After the validator
+ * builds its maps, the route map is copied once into such an object: same keys in the same order, the same value
+ * objects (shared with the validator's other map), so lookups match exactly as before. Idempotent.
+ */
+export function compactValidatorRouteMap(): void {
+  const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
+  const { OpenApiContext } = fromValidator('./framework/openapi.context.js') as { OpenApiContext: OpenApiContextClass }
+  const prototype = OpenApiContext.prototype
+  if (prototype.fastRouteMap) return
+  const build = prototype.buildRouteMaps
+  prototype.buildRouteMaps = function (this: RouteMaps, routes: unknown): void {
+    build.call(this, routes)
+    this.expressRouteMap = Object.fromEntries(Object.entries(this.expressRouteMap))
+  }
+  prototype.fastRouteMap = true
+}
+
 function primitiveOptions(options: Record<string, unknown>): boolean {
   for (const name in options) {
     const type = typeof options[name]

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { BUNDLE_EXTERNALS } from '../../scripts/bundle.js'
+import { BUNDLE_EXTERNALS, VALIDATOR_CONTEXT_MODULE } from '../../scripts/bundle.js'
 import { loadContract } from '../../src/http/openapi-document.js'
 import { packageRoot } from '../../src/package-root.js'
 import { CLI_ENTRY, freePort } from '../helpers/cli.js'
@@ -24,6 +24,9 @@ describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the gl
     for (const name of BUNDLE_EXTERNALS) expect(bundle.includes(`require("${name}")`) || bundle.includes(`from"${name}"`), name).toBe(true)
     // The validator route cache patches path-to-regexp through node_modules: the validator must load that copy.
     expect(bundle.includes('function pathToRegexp('), 'a bundled copy of path-to-regexp').toBe(false)
+    // …and compacts the route map of the validator's OpenApiContext, which must therefore come from there too.
+    expect(bundle.includes(`require("${VALIDATOR_CONTEXT_MODULE}")`), 'the validator context required from node_modules').toBe(true)
+    expect(bundle.includes('buildRouteMaps('), 'a bundled copy of the validator context').toBe(false)
   })
 
   it('serves the contract and the package version when started from another working directory', async () => {
