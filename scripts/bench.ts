@@ -42,6 +42,7 @@ import {
   bernsteinCommand,
   cleanupDirs,
   createBenchDatabase,
+  startBareNode,
   startBernstein,
   startExpress,
   startSdk,
@@ -131,18 +132,28 @@ function build(): boolean {
   }
 }
 
-async function startupCase(command: ServerCommand, count: number): Promise<{ wall: number[]; cpu: number[] }> {
-  log('\n## Ready to serve after start (fresh SQLite data directory)')
-  const wall: number[] = []
-  const cpu: number[] = []
+/** Start-up times: bernstein-a2a on a fresh data directory, each start paired with a bare node:http reference. */
+export interface StartupTimes {
+  readonly wall: number[]
+  readonly cpu: number[]
+  readonly reference: number[]
+}
+
+async function startupCase(command: ServerCommand, count: number): Promise<StartupTimes> {
+  log('\n## Ready to serve after start (fresh SQLite data directory; each start paired with a bare node:http server)')
+  const times: StartupTimes = { wall: [], cpu: [], reference: [] }
   for (let i = 0; i < count; i++) {
+    const reference = await started(startBareNode())
+    times.reference.push(reference.readyMs)
+    await reference.stop()
+    running.delete(reference)
     const proc = await started(startBernstein({ name: 'bernstein-a2a sqlite', command, dataDir: tempDir('startup') }))
-    wall.push(proc.readyMs)
-    cpu.push(proc.readyCpuMs)
+    times.wall.push(proc.readyMs)
+    times.cpu.push(proc.readyCpuMs)
     await proc.stop()
     running.delete(proc)
   }
-  return { wall, cpu }
+  return times
 }
 
 interface Bernsteins {
@@ -291,7 +302,7 @@ async function main(): Promise<void> {
 
   const cases: CaseSummary[] = []
   const micro: MicroResult[] = []
-  let ready: { wall: number[]; cpu: number[] } = { wall: [], cpu: [] }
+  let ready: StartupTimes = { wall: [], cpu: [], reference: [] }
   let seeded: Record<string, number> = {}
   try {
     if (options.only.has('startup')) ready = await startupCase(command, options.startups)
@@ -320,7 +331,8 @@ async function main(): Promise<void> {
   notes.push('autocannon runs in the harness process on the same machine, so every system shares the cores with its load generator.')
   for (const [label, n] of Object.entries(seeded)) notes.push(`GET by store size: ${n} task pairs stored for "${label}".`)
   const readyMedian = median(ready.wall)
-  const { ratios, targets } = ratiosAndTargets(cases, micro, readyMedian, median(ready.cpu), options.only.has('scale') ? options.sizes : [])
+  const startup = { readyMs: ready.wall, medianMs: readyMedian, cpuMs: ready.cpu, medianCpuMs: median(ready.cpu), referenceMs: ready.reference, referenceMedianMs: median(ready.reference) }
+  const { ratios, targets } = ratiosAndTargets(cases, micro, startup, options.only.has('scale') ? options.sizes : [])
   const report: Report = {
     generatedAt: startedAt.toISOString(),
     mode: options.quick ? 'quick' : 'full',
@@ -328,7 +340,7 @@ async function main(): Promise<void> {
     settings: { ...settings },
     cases,
     micro,
-    startup: { readyMs: ready.wall, medianMs: readyMedian, cpuMs: ready.cpu, medianCpuMs: median(ready.cpu) },
+    startup,
     ratios,
     targets,
     notes,

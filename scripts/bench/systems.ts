@@ -3,7 +3,8 @@
  * - bernstein-a2a itself (the build's `dist/bundle/bernstein-a2a.mjs serve` when the build is there, else the sources through tsx)
  *   with production settings: authentication on, response validation on, rate limits off, log level warn;
  * - bare Express 5 (the framework's ceiling) and the official A2A JS SDK (what users would pick instead), both from
- *   scripts/bench through tsx.
+ *   scripts/bench through tsx;
+ * - for start-up only, a bare node:http server (how fast this machine starts any Node server).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -71,6 +72,18 @@ async function startScript(name: string, script: string): Promise<RunningProcess
     readyPath: '/health/ready',
     env: { NODE_ENV: 'production', PORT: String(port) },
   })
+}
+
+/**
+ * The machine's own start-up speed, for reading the absolute start-up figure: a bare node:http server (no module
+ * to load, no database) spawned and polled exactly as bernstein-a2a is. The same code drifts by a factor of two
+ * or three between runs here, and this reference drifts with it.
+ */
+const BARE_NODE_SERVER = "require('node:http').createServer((_, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')"
+
+export async function startBareNode(): Promise<RunningProcess> {
+  const port = await freePort()
+  return startProcess({ name: 'bare node:http', command: process.execPath, args: ['-e', BARE_NODE_SERVER], port, readyPath: '/health/ready', env: { PORT: String(port) } })
 }
 
 export const startExpress = (): Promise<RunningProcess> => startScript('express', 'express-server.ts')
