@@ -133,7 +133,7 @@ function build(): boolean {
 }
 
 /** Start-up times: bernstein-a2a on a fresh data directory, each start paired with a bare node:http reference. */
-export interface StartupTimes {
+interface StartupTimes {
   readonly wall: number[]
   readonly cpu: number[]
   readonly reference: number[]
