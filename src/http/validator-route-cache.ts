@@ -3,6 +3,11 @@ import { createRequire } from 'node:module'
 type Compiled = { readonly regexp: RegExp; readonly keys: readonly unknown[] }
 type PathToRegexp = ((path: unknown, options?: Record<string, unknown>) => Compiled) & { readonly memoized?: true }
 
+/** `require` as express-openapi-validator's own files resolve it: the module instances the validator really uses. */
+function requireFromValidator(id: string): unknown {
+  return createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))(id)
+}
+
 /** Routes × option sets; the contract has about sixty paths, so this bound is never reached in practice. */
 const CAPACITY = 1024
 
@@ -15,8 +20,7 @@ const CAPACITY = 1024
  * string templates with primitive options are cached; anything else goes straight through. Idempotent.
  */
 export function memoizeValidatorRouteCompilation(): void {
-  const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
-  const module = fromValidator('path-to-regexp') as { pathToRegexp: PathToRegexp }
+  const module = requireFromValidator('path-to-regexp') as { pathToRegexp: PathToRegexp }
   const original = module.pathToRegexp
   if (typeof original !== 'function' || original.memoized) return
   // Per template, the option sets seen with it (the validator always passes the same two booleans).
@@ -49,8 +53,7 @@ type OpenApiContextClass = { prototype: { buildRouteMaps(this: RouteMaps, routes
  * objects (shared with the validator's other map), so lookups match exactly as before. Idempotent.
  */
 export function compactValidatorRouteMap(): void {
-  const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
-  const { OpenApiContext } = fromValidator('./framework/openapi.context.js') as { OpenApiContext: OpenApiContextClass }
+  const { OpenApiContext } = requireFromValidator('./framework/openapi.context.js') as { OpenApiContext: OpenApiContextClass }
   const prototype = OpenApiContext.prototype
   if (prototype.fastRouteMap) return
   const build = prototype.buildRouteMaps

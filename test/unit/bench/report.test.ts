@@ -25,14 +25,14 @@ const startup = (medianMs: number, referenceMedianMs = 50): Startup => ({ readyM
 
 const verdicts = (result: ReturnType<typeof ratiosAndTargets>): (boolean | null)[] => result.targets.map((t) => t.pass)
 
+/** A run that measured every case, judged against the targets. */
+function judgeFullRun(measured: Parameters<typeof cases>[0] & { card: number; chain: number; readyMs: number }): ReturnType<typeof ratiosAndTargets> {
+  return ratiosAndTargets(cases(measured), micro(measured.card, measured.chain), startup(measured.readyMs), [1e3, 1e6])
+}
+
 describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lines)', () => {
   it('passes every target exactly at its boundary', () => {
-    const result = ratiosAndTargets(
-      cases({ send: 1000, sendSdk: 1000, sendExpress: 2500, get: 600, getExpress: 1000, p99Small: 10, p99Large: 13, rss: 199.9 }),
-      micro(0.8, 0.5),
-      startup(999),
-      [1e3, 1e6],
-    )
+    const result = judgeFullRun({ send: 1000, sendSdk: 1000, sendExpress: 2500, get: 600, getExpress: 1000, p99Small: 10, p99Large: 13, rss: 199.9, card: 0.8, chain: 0.5, readyMs: 999 })
     expect(result.targets.map((t) => t.name)).toEqual([
       'send ≥ 1.0× the SDK SendMessage',
       'send ≥ 40 % of bare express',
@@ -47,12 +47,7 @@ describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lin
   })
 
   it('misses every target just past its boundary', () => {
-    const result = ratiosAndTargets(
-      cases({ send: 990, sendSdk: 1000, sendExpress: 2500, get: 590, getExpress: 1000, p99Small: 10, p99Large: 13.1, rss: 200 }),
-      micro(0.79, 0.49),
-      startup(1000),
-      [1e3, 1e6],
-    )
+    const result = judgeFullRun({ send: 990, sendSdk: 1000, sendExpress: 2500, get: 590, getExpress: 1000, p99Small: 10, p99Large: 13.1, rss: 200, card: 0.79, chain: 0.49, readyMs: 1000 })
     expect(verdicts(result)).toEqual([false, false, false, false, false, false, false, false])
     expect(result.targets[1]?.measured).toBe('40 %')
   })
