@@ -106,9 +106,18 @@ describe('interop a2a card', () => {
     const again = await issue()
     expect(again.run.code).toBe(1)
     expect(again.run.stderr).toContain('already exists; pass --private-key')
-    expect((await cli('interop', 'a2a', 'card', '--output', join(dir, 'x.json'))).code).toBe(1)
-    expect((await issue('--cost-cap-usd', '-1')).run.code).toBe(1)
-    expect((await issue('--ttl-seconds', '1.5')).run.code).toBe(1)
+    // Each bad flag on its own, with an output path of its own: refused with the flag named, nothing written.
+    const refusals: [string[], string][] = [
+      [['--output', join(dir, 'x.json')], "error: required option '--issuer <id>' not specified"],
+      [['--issuer', 'acme', '--output', join(dir, 'x.json'), '--cost-cap-usd', '-1'], "error: option '--cost-cap-usd <usd>' argument '-1' is invalid. '-1' must not be negative"],
+      [['--issuer', 'acme', '--output', join(dir, 'x.json'), '--ttl-seconds', '1.5'], "error: option '--ttl-seconds <seconds>' argument '1.5' is invalid. '1.5' is not a whole number"],
+    ]
+    for (const [flags, message] of refusals) {
+      const refused = await cli('interop', 'a2a', 'card', ...flags)
+      expect(refused.code, flags.join(' ')).toBe(1)
+      expect(refused.stderr.split('\n')[0]).toBe(message)
+    }
+    expect((await readdir(dir)).sort()).toEqual(['card.json', 'card.json.key.pem'])
     const badKey = join(dir, 'bad.pem')
     await writeFile(badKey, 'not a key')
     const run = await cli('interop', 'a2a', 'card', '--issuer', 'acme', '--output', join(dir, 'y.json'), '--private-key', badKey)

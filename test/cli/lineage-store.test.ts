@@ -63,7 +63,7 @@ describe('lineage commands on the node database', () => {
     const verified = await runCli(['--json', 'lineage', 'tracker-audit', 'verify'], env)
     expect(JSON.parse(verified.stdout)).toEqual({ ok: true, entries: 2, failure: null })
     const out = join(dir, 'chain.jsonl')
-    await runCli(['lineage', 'tracker-audit', 'export', '--output', out], env)
+    expect((await runCli(['lineage', 'tracker-audit', 'export', '--output', out], env)).code).toBe(0)
     const fileCheck = await runCli(['--json', 'lineage', 'tracker-audit', 'verify', '--file', out, '--key-file', join(dir, 'audit.key')], env)
     expect(JSON.parse(fileCheck.stdout)).toEqual({ ok: true, entries: 2, failure: null })
 

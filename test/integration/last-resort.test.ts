@@ -25,8 +25,12 @@ describe('errors raised while rendering errors', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
     expect(res.json).toEqual({ detail: 'Internal Server Error' })
     expect(res.text).not.toMatch(/at .*\.ts:\d+/)
+    // The observer threw inside the creating transaction: the task was not stored.
+    const titles = (await app.client.GET('/tasks', { params: { query: { limit: 500 } } })).data!.tasks.map((t) => t.title)
+    expect(titles).not.toContain('explode')
     const ok = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'fine' }) })
     expect(ok.status).toBe(201)
+    expect((await app.client.GET('/tasks', { params: { query: { limit: 500 } } })).data!.tasks.map((t) => t.title)).toEqual(['fine'])
   })
 
   it('answers requests Node refuses before Express (oversized headers) with a JSON body', async () => {

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parsePythonJson, pythonCanonical } from '../../src/canonical/python-json.js'
-import { chainDigest, parseLineageEnvelope } from '../../src/lineage/envelope.js'
+import { parseLineageEnvelope } from '../../src/lineage/envelope.js'
 import { parseTrackerEntry, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import { testEngines } from '../helpers/engines.js'
 import { TEST_AUDIT_KEY, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
@@ -53,6 +54,7 @@ for (const engine of testEngines()) {
 
     it('pages the chain with a cursor and no gaps', async () => {
       await runLifecycle()
+      const whole = (await app.client.GET('/lineage/tracker-audit/verify')).data!.entries
       const all: number[] = []
       let cursor: string | undefined
       do {
@@ -60,7 +62,7 @@ for (const engine of testEngines()) {
         all.push(...page.data!.entries.map((e) => e.position))
         cursor = page.data!.next_cursor ?? undefined
       } while (cursor)
-      expect(all).toEqual(Array.from({ length: all.length }, (_, i) => i + 1))
+      expect(all).toEqual(Array.from({ length: whole }, (_, i) => i + 1))
     })
 
     it('serves the lineage_v2 envelope as Python-canonical bytes whose digest recomputes', async () => {
@@ -73,14 +75,21 @@ for (const engine of testEngines()) {
       if (!parsed.ok) throw new Error(parsed.error.message)
       expect(parsed.envelope.source_issuer).toBe('test-node')
       expect(parsed.envelope.entries).toHaveLength(5)
-      expect(parsed.envelope.chain_digest).toBe(chainDigest(parsed.envelope.entries))
+      // The digest is SHA-256 over the task's stored chain lines, each with its newline, as exported.
+      const exported: string[] = []
+      for await (const line of app.app.services.lineage.exportJsonl()) if ((JSON.parse(line) as { ticket_id: string }).ticket_id === taskId) exported.push(line)
+      expect(exported).toHaveLength(5)
+      expect(parsed.envelope.chain_digest).toBe('sha256:' + createHash('sha256').update(exported.join('')).digest('hex'))
     })
 
     it('keeps one linear chain under concurrent writers', async () => {
+      const before = (await app.client.GET('/lineage/tracker-audit/verify')).data!.entries
       const sends = await Promise.all(Array.from({ length: 25 }, (_, i) => app.client.POST('/a2a/tasks/send', { body: { sender: 'p', message: `m${i}` } })))
       expect(sends.every((s) => s.response.status === 201)).toBe(true)
       const verdict = await app.client.GET('/lineage/tracker-audit/verify')
-      expect(verdict.data).toMatchObject({ ok: true, failure: null })
+      expect(verdict.data).toEqual({ ok: true, entries: before + 25, failure: null })
+      const positions = (await app.client.GET('/lineage/tracker-audit', { params: { query: { limit: 500 } } })).data!.entries.map((e) => e.position)
+      expect(positions).toEqual(Array.from({ length: before + 25 }, (_, i) => i + 1))
     })
 
     it('is operator-only and validates its parameters', async () => {
@@ -91,6 +100,7 @@ for (const engine of testEngines()) {
       expect(denied.error).toEqual({ detail: 'Agent tokens cannot access operator-only endpoints', required_permission: 'admin:manage' })
       const bad = await rawRequest(app.url, { method: 'GET', path: '/lineage/tracker-audit?cursor=abc' })
       expect(bad.status).toBe(422)
+      expect(bad.json).toEqual({ detail: [{ loc: ['query', 'cursor'], msg: 'must match pattern "^[0-9]{1,12}$"', type: 'string_pattern_mismatch' }] })
       const missing = await rawRequest(app.url, { method: 'GET', path: '/api/v1/lineage/envelope' })
       expect(missing.status).toBe(422)
       expect(missing.json).toEqual({ detail: [{ loc: ['query', 'ticket_id'], msg: 'Field required', type: 'missing' }] })

@@ -26,6 +26,7 @@ for (const engine of testEngines()) {
       expect(verdict).toMatchObject({ ok: true, keyPinned: true, failures: [] })
       const tampered = await verifyA2AReceipt(receipt, res.text.replace('héllo', 'hello'), { jwks })
       expect(tampered.ok).toBe(false)
+      expect(tampered.parsed).toBe(true)
       if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
     })
 
@@ -65,7 +66,7 @@ for (const engine of testEngines()) {
       const fingerprint = keyFingerprint(app.keys.capabilityCard.publicKey)
       await expect(
         consumePeerCard(signed, { trustedIssuerFingerprints: [fingerprint], requirements: { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' } }),
-      ).resolves.toBeDefined()
+      ).resolves.toEqual({ card: signed, fingerprint })
       const again = await rawRequest(app.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null, headers: { 'if-none-match': res.headers.get('etag')! } })
       expect(again.status).toBe(304)
     })
@@ -90,7 +91,8 @@ for (const engine of testEngines()) {
       expect(a.status).toBe(200)
       expect(a.text).toBe(b.text)
       expect(a.headers.get('cache-control')).toBe('public, max-age=3600')
-      expect(a.headers.get('etag')).toBeTruthy()
+      expect(a.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
+      expect(b.headers.get('etag')).toBe(a.headers.get('etag'))
       const card = a.json as Record<string, unknown>
       expect(card['url']).toBe('http://bernstein.test')
       const report = await checkAgentCardConformance(card, jwks, { now: Date.now() / 1000, trustedFingerprints: [keyFingerprint(app.keys.agentCard.publicKey)] })

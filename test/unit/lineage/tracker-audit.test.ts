@@ -15,7 +15,7 @@ import {
   verifyTrackerAuditLines,
 } from '../../../src/lineage/tracker-audit.js'
 import { vectorBytes, vectorJson, vectorPath, vectorText } from '../../helpers/vectors.js'
-import { buildSourceEntries, readEntries, sourceKey, sourceMeta } from './source-log.js'
+import { buildSourceEntries, sourceKey, sourceMeta } from './source-log.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'tracker-audit-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -252,8 +252,6 @@ describe('parseTrackerEntry', () => {
   })
 
   it('rejects a non-sha256 hash and an unknown action with Bernstein’s texts', () => {
-    const entry = readEntries('tracker_audit', 'source_log.jsonl')[0]
-    expect(entry).toBeDefined()
     const body = parsePythonJson(linesOf('tracker_audit', 'source_log.jsonl')[0] as string) as Record<string, unknown>
     expect(parseTrackerEntry({ ...(body as object), prev_entry_hash: 'x' } as never)).toEqual({
       ok: false,

@@ -15,7 +15,8 @@ async function fresh(engine: 'sqlite' | 'postgres'): Promise<Connection> {
   const database = await createTestDatabase(engine)
   const connection = connect(database.options)
   open.push({ connection, database })
-  await migrateToLatest(connection)
+  const migrated = await migrateToLatest(connection)
+  if (migrated.error) throw migrated.error
   return connection
 }
 
