@@ -3,7 +3,7 @@ import { parsePythonJson, pythonCanonical } from '../../src/canonical/python-jso
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import type { Delegation } from '../../src/federation/delegation.js'
 import { crossOrgBoundaryMarkerBytes } from '../../src/lineage/boundary.js'
-import { lineageEnvelopePayload, lineageEnvelopePayloadBytes } from '../../src/lineage/envelope.js'
+import { LINEAGE_ENVELOPE_FIELD, lineageEnvelopePayload, lineageEnvelopePayloadBytes } from '../../src/lineage/envelope.js'
 import { parseTrackerEntry, sha256Prefixed, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import type { ServiceDeps } from '../../src/services.js'
 import { testEngines } from '../helpers/engines.js'
@@ -115,6 +115,40 @@ for (const engine of testEngines()) {
       expect(bare.status).toBe(409)
       expect(bare.json).toEqual({ detail: 'sender capability card required: this node only accepts pinned peers' })
       expect(await taskCount(b)).toBe(1)
+    })
+
+    it('B refuses a pinned sender whose envelope names another issuer than its card with 409, storing nothing', async () => {
+      const a = await node('org-a')
+      const c = await node('org-c')
+      // B pins both A and C: being pinned must not let A speak for C.
+      const b = await node('org-b', { inboundTrust: { trustedPeerFingerprints: [cardFingerprint(a), cardFingerprint(c)], requirements: OPEN, strictLineage: true } })
+      const taskId = await localTask(a)
+      // A's real signed card as it serves it, and A's real lineage envelope for the task.
+      const card = parsePythonJson(await (await fetch(`${a.url}/.well-known/a2a-capability-card.json`)).text())
+      const payload = lineageEnvelopePayload(await a.app.services.lineage.envelope(taskId))
+      expect(payload['source_issuer']).toBe('org-a')
+      const request = (sourceIssuer: string): string =>
+        pythonCanonical({
+          sender: { name: 'org-a', description: '', capability_card: card },
+          task: { id: taskId, message: 'port the parser, with tests', role: 'backend' },
+          [LINEAGE_ENVELOPE_FIELD]: { ...payload, source_issuer: sourceIssuer },
+        })
+      const tasksBefore = await taskCount(b)
+      const chainBefore = await chainLines(b)
+
+      const forged = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-c') })
+      expect(forged.status).toBe(409)
+      expect(forged.json).toEqual({ detail: "sender capability card rejected (issuer_mismatch): card issuer 'org-a' does not match the message origin 'org-c'" })
+      expect(await taskCount(b)).toBe(tasksBefore)
+      expect(await chainLines(b)).toEqual(chainBefore)
+      expect(await b.store.repos.a2a.getInbound('default', 'org-a', taskId)).toBeUndefined()
+
+      // The same request naming A's own issuer is accepted: the issuer alone made the difference.
+      const genuine = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-a') })
+      expect(genuine.status).toBe(202)
+      expect(await taskCount(b)).toBe(tasksBefore + 1)
+      const added = (await chainLines(b)).slice(chainBefore.length).map((l) => parseTrackerEntry(parsePythonJson(l)))
+      expect(added.filter((e) => e.ok && e.entry.tracker_name === 'a2a-cross-org-boundary')).toHaveLength(1)
     })
 
     it('refuses untrusted, weaker, expired and tampered cards before any delegation I/O', async () => {
