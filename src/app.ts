@@ -8,6 +8,7 @@ import { identityRoutes } from './identity/identity.handlers.js'
 import { inboundRoutes } from './federation/inbound.handlers.js'
 import { healthRoutes } from './health/health.handlers.js'
 import { authenticate } from './http/auth.js'
+import { exactPaths } from './http/exact-path.js'
 import { docsAssets, docsRoutes, DOCS_ASSETS } from './http/docs.js'
 import { securityHeaders } from './http/security-headers.js'
 import { metricsRoutes, PrometheusMetrics } from './http/metrics.js'
@@ -82,11 +83,18 @@ export function createApp(deps: AppDeps): App {
   // If-None-Match with 304s the contract does not document. The operations that document an ETag set their own.
   app.set('etag', false)
   app.set('trust proxy', false)
+  // Paths match exactly, as the contract writes them: the validator routes by these settings (and `exactPaths`
+  // below refuses trailing slashes), and authentication and authorisation decide by the same exact path.
+  // Case-insensitive or slash-tolerant routing would let `/A2A/tasks/send` reach an operation that an agent token
+  // is refused at `/a2a/tasks/send`.
+  app.set('case sensitive routing', true)
+  app.set('strict routing', true)
   // First, so that every response carries X-Request-Id and every request is logged and counted, refusals included.
   app.use(requestLog({ logger, operations: new OperationIndex(contract.document), onFinish: (record) => metrics.observeRequest(record) }))
   app.use(securityHeaders())
   // Order matters: the network and the credential are checked before anything about limits or bodies is revealed.
   app.use(networkGuard(deps.network ?? { allowedIps: [], trustedProxyIps: [] }))
+  app.use(exactPaths())
   app.use(authenticate({ resolveToken: deps.resolveToken }))
   app.use(authorize())
   app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))

@@ -8,7 +8,9 @@ import type { Caller } from './caller.js'
  * `POST /a2a/*`, to `admin:manage` (fail-closed); operator-only reads (lineage, metrics, federation) join them.
  */
 export function requiresOperator(method: string, path: string): boolean {
-  const p = stripApiPrefix(path)
+  // Routing is case-sensitive (app.ts), so `/A2A/…` is not found anyway; deciding case-blind here keeps this check
+  // fail-closed should routing ever be relaxed.
+  const p = stripApiPrefix(path.toLowerCase())
   if (p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics') return true
   return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')
 }
