@@ -59,6 +59,7 @@ describe('client SDK helpers against the real server', () => {
     if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
     const tampered = await verifyTaskReceipt(result.responseText.replace('patched login()', 'patched logout()'), { jwks })
     expect(tampered.ok).toBe(false)
+    expect(tampered.parsed).toBe(true)
     if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch/)
     const otherKey = { kty: 'OKP', crv: 'Ed25519', x: (jwks as { keys: { x: string }[] }).keys[0]?.x, kid: t.keys.receipt.kid }
     const wrongKey = await verifyTaskReceipt(result.responseText, { trustedJwk: otherKey })
@@ -90,12 +91,19 @@ describe('client SDK helpers against the real server', () => {
 
   it('sendAndWait stops when its signal is aborted, with real timers', async () => {
     const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error('caller gave up')), 150)
-    const started = Date.now()
-    const result = await sendAndWait(t.client, { sender: 'peer@globex', message: 'abort me' }, { initialDelayMs: 50, maxDelayMs: 10_000, timeoutMs: 60_000, signal: controller.signal })
-    expect(Date.now() - started).toBeLessThan(5_000)
-    expect(result).toMatchObject({ ok: false, reason: 'aborted', task: { status: 'submitted' } })
-    if (!result.ok) expect((result.error as Error).message).toBe('caller gave up')
+    const reason = new Error('caller gave up')
+    // The first wait is an hour on the real timer: only the abort can end it, and if the abort did not cancel the
+    // sleep, the test would hang until vitest's timeout fails it. The abort is fired once the task has been sent
+    // and the wait has begun: the clock is read right before each wait, and setImmediate runs after the
+    // synchronous step from that reading into the sleep.
+    let readings = 0
+    const now = (): number => {
+      if (++readings === 2) setImmediate(() => controller.abort(reason))
+      return Date.now()
+    }
+    const result = await sendAndWait(t.client, { sender: 'peer@globex', message: 'abort me' }, { initialDelayMs: 3_600_000, maxDelayMs: 3_600_000, timeoutMs: 7_200_000, signal: controller.signal, now })
+    expect(readings).toBe(2)
+    expect(result).toEqual({ ok: false, reason: 'aborted', httpStatus: null, error: reason, task: expect.objectContaining({ message: 'abort me', status: 'submitted' }), polls: 0 })
   })
 
   it('sendAndWait returns HTTP errors as data: a refused send, a failing poll', async () => {

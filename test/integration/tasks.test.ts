@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { components } from '../../generated/openapi.js'
 import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type Task as DomainTask, type TaskStatus, allowedTransitions } from '../../src/tasks/task.js'
+import { type SteppedClock, steppedClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -145,8 +146,6 @@ async function taskIn(t: TestApp, client: ApiClient, status: TaskStatus, role: s
   return reread
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
 let roleCounter = 0
 const uniqueRole = (label: string): string => `${label}-${process.pid}-${++roleCounter}`
 let tenantCounter = 0
@@ -159,9 +158,13 @@ it('the transition table in src/tasks/task.ts is Bernstein’s table', () => {
 for (const engine of testEngines()) {
   describe(`task API (${engine})`, () => {
     let t: TestApp
+    // The server's clock: it stands still until a test moves it, so creation order is set explicitly and never
+    // depends on two requests landing in different milliseconds.
+    let clock: SteppedClock
 
     beforeAll(async () => {
-      t = await startTestApp({ engine })
+      clock = steppedClock()
+      t = await startTestApp({ engine, clock })
     })
     afterAll(async () => {
       await t?.close()
@@ -176,9 +179,9 @@ for (const engine of testEngines()) {
 
         describe('POST /tasks', () => {
           it('creates an open task with Bernstein’s defaults', async () => {
-            const before = Date.now() / 1000
+            clock.advance(1)
+            const now = clock.now()
             const task = await create(client, { title: 'Add a health check' })
-            const after = Date.now() / 1000
             expect(task).toEqual({
               id: expect.stringMatching(/^[0-9a-f]{12}$/),
               title: 'Add a health check',
@@ -198,16 +201,14 @@ for (const engine of testEngines()) {
               terminal_reason: null,
               tenant_id: 'default',
               metadata: {},
-              created_at: expect.any(Number),
-              updated_at: task.created_at,
+              created_at: now,
+              updated_at: now,
               claimed_at: null,
               completed_at: null,
               closed_at: null,
               progress_log: [],
               version: 1,
             })
-            expect(task.created_at).toBeGreaterThanOrEqual(before - 0.001)
-            expect(task.created_at).toBeLessThanOrEqual(after + 0.001)
             expect(await getTask(client, task.id)).toEqual(task)
           })
 
@@ -268,11 +269,11 @@ for (const engine of testEngines()) {
           it('lists newest first and filters by status and by role (exact match)', async () => {
             const role = uniqueRole('filter')
             const open1 = await create(client, { title: 'open one', role })
-            await sleep(3)
+            clock.advance(1)
             const claimed = await taskIn(t, client, 'claimed', role)
-            await sleep(3)
+            clock.advance(1)
             const open2 = await create(client, { title: 'open two', role })
-            await sleep(3)
+            clock.advance(1)
             const done = await taskIn(t, client, 'done', role)
             await create(client, { title: 'other role', role: role + '-x' })
             await create(client, { title: 'other role', role: role.toUpperCase() })
@@ -293,13 +294,16 @@ for (const engine of testEngines()) {
             const tenant = uniqueTenant('pages')
             const c = t.clientWith({ token: OPERATOR_TOKEN, tenant, prefix })
             const created: Task[] = []
-            // Batches of parallel creations give many equal created_at values, so the id tiebreak is exercised.
+            // Each batch of six shares one created_at (the clock stands still within it), so the id tiebreak decides
+            // the order inside a batch and page boundaries fall between tasks of equal timestamp.
             for (let batch = 0; batch < 4; batch++) {
+              clock.advance(1)
               created.push(...(await Promise.all(Array.from({ length: 6 }, (_, i) => create(c, { title: `page task ${batch}.${i}` })))))
-              await sleep(2)
             }
+            clock.advance(1)
             created.push(await create(c, { title: 'last one' }))
             expect(created).toHaveLength(25)
+            expect(new Set(created.map((x) => x.created_at)).size).toBe(5)
 
             const seen: Task[] = []
             const pageSizes: number[] = []
@@ -329,6 +333,8 @@ for (const engine of testEngines()) {
             const c = t.clientWith({ token: OPERATOR_TOKEN, tenant, prefix })
             const open: string[] = []
             for (let i = 0; i < 9; i++) {
+              // Each open task is strictly newer than the one before, so newest first is the reverse creation order.
+              clock.advance(1)
               open.push((await create(c, { title: `open ${i}`, role: 'backend' })).id)
               const other = await create(c, { title: `cancelled ${i}`, role: 'backend' })
               expect((await call(c, 'cancel', other.id)).status).toBe(200)
@@ -375,8 +381,8 @@ for (const engine of testEngines()) {
             const role = uniqueRole('order')
             const made: Task[] = []
             for (const priority of [2, 0, 2, 1, 0, 3]) {
+              clock.advance(1)
               made.push(await create(client, { title: `p${priority}`, role, priority }))
-              await sleep(3)
             }
             // Open tasks of other roles, other tenants and other statuses are never handed out.
             await create(client, { title: 'other role', role: role + '-other', priority: 0 })

@@ -5,7 +5,7 @@
  */
 import http from 'node:http'
 import { RateLimiterMemory } from 'rate-limiter-flexible'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import type { TaskObserver } from '../../src/tasks/task-events.js'
 import { testEngines } from '../helpers/engines.js'
@@ -17,8 +17,6 @@ const MISSING = { detail: 'Missing or invalid Authorization header' }
 const INVALID = { detail: 'Invalid or expired authentication token' }
 const rateLimited = (bucket: string) => ({ detail: `Rate limit exceeded for bucket '${bucket}'`, bucket })
 const notAllowed = (ip: string) => ({ detail: `IP ${ip} not in allowed list` })
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A JSON body of exactly `size` bytes (a valid task, padded with insignificant whitespace). */
 function jsonOfSize(size: number): Buffer {
@@ -67,23 +65,33 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
   }
 
   describe('rate limits', () => {
+    /**
+     * The limiters (rate-limiter-flexible's memory store, as in production) read their window from Date.now(), and
+     * take no clock: these tests freeze Date (timers stay real) and move it by hand instead of waiting.
+     */
+    const frozenDate = (): { advance(ms: number): void } => {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() })
+      return { advance: (ms) => vi.setSystemTime(Date.now() + ms) }
+    }
+    afterEach(() => {
+      vi.useRealTimers()
+    })
+
     it('a burst gets 429 with the bucket, the exact text and Retry-After in whole seconds; nothing is written by a limited request', async () => {
+      const time = frozenDate()
       const app = await start({ rateLimiters: { default_write: limiter(3, 60), default_read: limiter(5, 60) }, rateLimitLoopback: true })
       const agent = await app.tokens.create({ role: 'agent', tenant: 'burst', expiresInSeconds: null })
-      const started = Date.now()
       for (let i = 0; i < 3; i++) {
         const ok = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: agent.token, body: JSON.stringify({ title: `t${i}` }) })
         expect(ok.status).toBe(201)
       }
+      // The window opened with the first request; 12.3 s of it have gone by.
+      time.advance(12_300)
       const limited = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: agent.token, body: JSON.stringify({ title: 'one too many' }) })
-      const elapsed = Math.ceil((Date.now() - started) / 1000)
       expect(limited.status).toBe(429)
       expect(limited.json).toEqual(rateLimited('default_write'))
-      const retryAfter = limited.headers.get('retry-after') ?? ''
-      expect(retryAfter).toMatch(/^\d+$/)
-      // The window opened with the first request: what is left of it, rounded up.
-      expect(Number(retryAfter)).toBeLessThanOrEqual(60)
-      expect(Number(retryAfter)).toBeGreaterThanOrEqual(60 - elapsed)
+      // What is left of the window (47.7 s), rounded up to whole seconds.
+      expect(limited.headers.get('retry-after')).toBe('48')
       expect(await taskCount(app, 'burst')).toBe(3)
 
       // Reads are another bucket: still served, until they run out in their turn.
@@ -94,6 +102,7 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
     })
 
     it('the same client is served again once Retry-After has passed', async () => {
+      const time = frozenDate()
       const app = await start({ rateLimiters: { default_read: limiter(2, 1) }, rateLimitLoopback: true })
       const agent = await app.tokens.create({ role: 'agent', tenant: 'window', expiresInSeconds: null })
       const get = () => rawRequest(app.url, { method: 'GET', path: '/tasks', token: agent.token })
@@ -102,7 +111,13 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       const limited = await get()
       expect(limited.status).toBe(429)
       expect(limited.headers.get('retry-after')).toBe('1')
-      await sleep(Number(limited.headers.get('retry-after')) * 1000 + 50)
+      // A millisecond short of Retry-After the client is still limited…
+      time.advance(Number(limited.headers.get('retry-after')) * 1000 - 1)
+      const early = await get()
+      expect(early.status).toBe(429)
+      expect(early.json).toEqual(rateLimited('default_read'))
+      // …and once it has passed, served again.
+      time.advance(1)
       const again = await get()
       expect(again.status).toBe(200)
     })
@@ -399,12 +414,12 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       for (const path of ['/tasks/%FF', '/tasks/%', '/tasks/%E0%A4%A', '/a2a/tasks/%FF', '/tasks/%FF/claim', '/tasks/next/%C0%AF', '/api/v1/tasks/%ZZ']) {
         const method = path.endsWith('/claim') ? 'POST' : 'GET'
         const res = await rawRequest(app.url, { method, path, ...(method === 'POST' && { body: '{}' }) })
-        expect({ path, status: res.status }).toMatchObject({ path, status: expect.any(Number) })
-        expect(res.status, path).toBeGreaterThanOrEqual(400)
-        expect(res.status, path).toBeLessThan(500)
+        // The route matcher cannot decode the path: the contract's 422 validation list (README, "Errors have one
+        // shape"), located at the path's segments as sent. The message is express-openapi-validator's, verbatim.
+        const loc = path.split('/').filter((segment) => segment !== '')
+        expect({ path, status: res.status, json: res.json }).toEqual({ path, status: 422, json: { detail: [{ loc, msg: "malformed uri'", type: 'value_error' }] } })
         expect(res.headers.get('content-type'), path).toMatch(/^application\/json/)
         expect(res.text, path).not.toMatch(/<html|URIError|at decodeURIComponent/i)
-        expect(res.json, path).toHaveProperty('detail')
       }
       for (const encoding of ['gzip', 'deflate', 'br']) {
         const res = await rawRequest(app.url, { method: 'POST', path: '/tasks', body: '{"title":"not compressed"}', headers: { 'content-encoding': encoding } })
