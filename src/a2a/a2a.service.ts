@@ -146,8 +146,8 @@ export class A2AService implements TaskObserver {
 
   /**
    * When a linked task finishes, attest the A2A response as it stands at that moment (Bernstein #2609's
-   * follow-up: REST receipts attested acceptance only). The result summary becomes a `result` artifact first,
-   * so the attested body is exactly what a later GET shows.
+   * follow-up: REST receipts attested acceptance only). The result summary becomes a `result` artifact first (a
+   * failure's or cancellation's reason an `error` artifact), so the attested body is exactly what a later GET shows.
    */
   async onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
     const { before, after } = change
@@ -157,6 +157,10 @@ export class A2AService implements TaskObserver {
     for (const record of records) {
       if (after.status === 'done' && after.resultSummary !== null) {
         await repos.a2a.addArtifact(record.id, { name: 'result', contentType: 'text/plain', data: after.resultSummary, createdAt: after.updatedAt })
+      }
+      // A failed or cancelled task says why, so that the caller (a delegating peer) learns more than the status.
+      if ((after.status === 'failed' || after.status === 'cancelled') && after.terminalReason !== null) {
+        await repos.a2a.addArtifact(record.id, { name: 'error', contentType: 'text/plain', data: after.terminalReason, createdAt: after.updatedAt })
       }
       const touched = { ...record, updatedAt: Math.max(record.updatedAt, after.updatedAt) }
       const body = this.#responseBody(touched, after, await repos.a2a.artifacts(record.id))

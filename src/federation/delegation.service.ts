@@ -235,7 +235,9 @@ export class DelegationService {
       return save({ lastError: `completion receipt did not verify: ${why}`, polls: d.polls + 1, nextPollAt: next() })
     }
     const artifacts = Array.isArray(body.artifacts) ? (body.artifacts as { name?: unknown; data?: unknown }[]) : []
-    const result = artifacts.filter((a) => a.name === 'result' && typeof a.data === 'string').map((a) => a.data as string).pop() ?? null
+    // The peer's last `result` artifact on completion, its last `error` artifact (the reason) on failure.
+    const carried = status === 'completed' ? 'result' : 'error'
+    const result = artifacts.filter((a) => a.name === carried && typeof a.data === 'string').map((a) => a.data as string).pop() ?? null
     const summary = result ?? `${status} at ${d.peerIssuer ?? d.peerUrl}`
     if (status === 'completed') {
       await this.#settle(() => this.#deps.tasks.complete(d.tenantId, d.localTaskId, summary))

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { components } from '../../generated/openapi.js'
 import { A2A_STATUS_OF } from '../../src/a2a/a2a-status.js'
+import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
 import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type TaskStatus } from '../../src/tasks/task.js'
+import { type SteppedClock, steppedClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -82,8 +84,6 @@ async function getTask(client: ApiClient, id: string): Promise<Task> {
   return data
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
 let tenantCounter = 0
 const uniqueTenant = (label: string): string => `${label}-${process.pid}-${++tenantCounter}`
 
@@ -94,9 +94,15 @@ it('src/a2a/a2a-status.ts maps every Bernstein status as specified (closed -> co
 for (const engine of testEngines()) {
   describe(`A2A seed operations (${engine})`, () => {
     let t: TestApp
+    // The server's clock, moved only by the tests: "time passes" is an explicit step, not a sleep.
+    let clock: SteppedClock
+    /** The node's published receipt keys, to verify receipts against. */
+    let jwks: unknown
 
     beforeAll(async () => {
-      t = await startTestApp({ engine })
+      clock = steppedClock()
+      t = await startTestApp({ engine, clock })
+      jwks = (await rawRequest(t.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
     })
     afterAll(async () => {
       await t?.close()
@@ -137,8 +143,13 @@ for (const engine of testEngines()) {
 
         describe('POST /a2a/tasks/send', () => {
           it('answers 201 with a submitted task linked to a new open Bernstein task', async () => {
-            const before = Date.now() / 1000
-            const a2a = await send(client, { sender: 'peer-agent', message: 'Add a health check endpoint' })
+            clock.advance(1)
+            const now = clock.now()
+            // The raw body too: a receipt is verified against the exact bytes it attests.
+            const sent = await client.POST('/a2a/tasks/send', { body: { sender: 'peer-agent', message: 'Add a health check endpoint' }, parseAs: 'text' })
+            expect(sent.response.status).toBe(201)
+            const text = sent.data ?? ''
+            const a2a = JSON.parse(text) as A2ATask
             expect(a2a).toEqual({
               id: expect.stringMatching(HEX12),
               bernstein_task_id: expect.stringMatching(HEX12),
@@ -146,14 +157,13 @@ for (const engine of testEngines()) {
               message: 'Add a health check endpoint',
               status: 'submitted',
               artifacts: [],
-              created_at: expect.any(Number),
-              updated_at: a2a.created_at,
-              receipt: a2a.receipt,
+              created_at: now,
+              updated_at: now,
+              receipt: expect.objectContaining({ task_id: a2a.id, kid: t.keys.receipt.kid }),
             })
-            // Unattested (null) when the node has no key material; otherwise a receipt for this very task.
-            if (a2a.receipt !== null && a2a.receipt !== undefined) expect(a2a.receipt['task_id']).toBe(a2a.id)
-            else expect(a2a.receipt).toBeNull()
-            expect(a2a.created_at).toBeGreaterThanOrEqual(before - 0.001)
+            // startTestApp attests by default: the acceptance receipt is present and verifies against the published keys.
+            expect(sent.response.headers.get('bernstein-attestation')).toBe('acceptance')
+            expect(await verifyA2AReceipt(a2a.receipt, text, { jwks })).toMatchObject({ parsed: true, ok: true, keyPinned: true, failures: [] })
             expect(a2a.id).not.toBe(a2a.bernstein_task_id)
             const linked = await getTask(client, a2a.bernstein_task_id ?? '')
             expect(linked).toMatchObject({
@@ -166,7 +176,8 @@ for (const engine of testEngines()) {
               version: 1,
               assigned_agent: null,
             })
-            expect([10, 20, 45, 90, 120]).toContain(linked.estimated_minutes)
+            // A linked task is always medium complexity, with Bernstein's medium estimate.
+            expect(linked).toMatchObject({ complexity: 'medium', estimated_minutes: 45 })
             expect(await getA2A(client, a2a.id)).toEqual(a2a)
           })
 
@@ -222,6 +233,10 @@ for (const engine of testEngines()) {
             if (status === 'done' || status === 'closed') {
               // The result summary is carried as a `result` artifact once the task finishes.
               expect(seen.artifacts).toEqual([{ name: 'result', content_type: 'text/plain', data: 'done and dusted', created_at: expect.any(Number) }])
+            } else if (status === 'failed' || status === 'cancelled') {
+              // The reason a task failed or was cancelled is carried as an `error` artifact.
+              const reason = (STEP_BODIES[status === 'failed' ? 'fail' : 'cancel'] as { reason: string }).reason
+              expect(seen.artifacts).toEqual([{ name: 'error', content_type: 'text/plain', data: reason, created_at: linked.updated_at }])
             } else {
               expect(seen.artifacts).toEqual([])
             }
@@ -239,7 +254,7 @@ for (const engine of testEngines()) {
             const a2a = await send(client, { sender: 'peer', message: 'read me twice' })
             const path = `${prefix}/a2a/tasks/${a2a.id}`
             const first = await rawRequest(t.url, { method: 'GET', path })
-            await sleep(25)
+            clock.advance(60)
             const second = await rawRequest(t.url, { method: 'GET', path })
             expect(first.status).toBe(200)
             expect(second.text).toBe(first.text)
@@ -248,7 +263,7 @@ for (const engine of testEngines()) {
 
             expect((await rawRequest(t.url, { method: 'POST', path: `/tasks/${a2a.bernstein_task_id}/claim`, body: '{}' })).status).toBe(200)
             const third = await rawRequest(t.url, { method: 'GET', path })
-            await sleep(25)
+            clock.advance(60)
             const fourth = await rawRequest(t.url, { method: 'GET', path })
             expect((third.json as A2ATask).status).toBe('working')
             expect(fourth.text).toBe(third.text)
