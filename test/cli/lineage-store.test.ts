@@ -49,6 +49,14 @@ describe('lineage commands on the node database', () => {
     const refused = await runCli(['--json', 'lineage', 'tracker-audit', 'import', '--file', tampered], fresh)
     expect(JSON.parse(refused.stdout)).toEqual({ ok: false, error: 'not imported: line 3: entry_hash mismatch (tampered payload)' })
     expect(JSON.parse((await runCli(['--json', 'lineage', 'tracker-audit', 'verify'], fresh)).stdout)).toEqual({ ok: true, entries: 0, failure: null })
+
+    // A file that is not there is refused up front, in words, and nothing is imported.
+    const absent = join(dir, 'absent.jsonl')
+    const missing = await runCli(['--json', 'lineage', 'tracker-audit', 'import', '--file', absent], fresh)
+    expect(missing.code).toBe(1)
+    expect(JSON.parse(missing.stdout)).toEqual({ ok: false, error: `could not read ${absent}: no such file` })
+    expect(missing.stderr).not.toMatch(/ENOENT|at .*\.(ts|js):\d+/)
+    expect(JSON.parse((await runCli(['--json', 'lineage', 'tracker-audit', 'verify'], fresh)).stdout)).toEqual({ ok: true, entries: 0, failure: null })
   }, 120_000)
 
   it("verifies, exports and wraps the chain a running server wrote", async () => {

@@ -75,9 +75,14 @@ describe('lineage tracker-audit verify', { timeout: 120_000 }, () => {
     expect(JSON.parse(crossed.stdout)).toEqual({ ok: false, entries: 0, failure: 'line 1: signature mismatch (HMAC failed)' })
   })
 
-  it('a missing log is an empty, valid log', async () => {
-    const run = await verify(join(dir, 'absent.jsonl'), sourceKeyFile)
-    expect(run).toMatchObject({ code: 0, stdout: 'tracker-audit verify: OK (0 entry(ies))\n' })
+  it('a log that is not there fails (Bernstein reads it as an empty, valid log: a mistyped path would pass)', async () => {
+    const absent = join(dir, 'absent.jsonl')
+    const run = await verify(absent, sourceKeyFile)
+    expect(run).toMatchObject({ code: 1, stdout: `✗ could not read ${absent}: no such file\n` })
+    const json = await verify(absent, sourceKeyFile, '--json')
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: `could not read ${absent}: no such file` })
+    expect(await verify(dir, sourceKeyFile)).toMatchObject({ code: 1, stdout: `✗ could not read ${dir}: is a directory\n` })
   })
 
   it('a missing or world-readable key file exits 2', async () => {

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { access, readFile, stat, writeFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { isPyObject, parsePythonJson, pythonJsonDecodeText } from '../../canonical/python-json.js'
 import type { PyValue } from '../../canonical/python-json.js'
@@ -35,8 +36,22 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 class ImportRefused extends Error {}
 
+/** File-system errors in words, without Node's `ENOENT: …, open '<path>'` prefix (the caller names the file). */
+const FS_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory' }
+
 function errorText(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  if (code !== undefined && FS_ERRORS[code] !== undefined) return FS_ERRORS[code]
   return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * A file named on the command line must exist: Bernstein's verifier reads a missing log as an empty, valid one,
+ * which would let a mistyped path pass as a verified chain.
+ */
+async function assertReadable(path: string): Promise<void> {
+  await access(path, constants.R_OK)
+  if ((await stat(path)).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
 }
 
 function reportError(cmd: Command, message: string, code: number): void {
@@ -65,10 +80,11 @@ async function verifyStoredChain(keyFile: string | undefined): Promise<TrackerAu
 
 /**
  * The core of `tracker-audit verify` for a JSONL file: reads the key file (its ASCII bytes are the key) and streams
- * the log. Throws {@link AuditKeyError} for an unusable key file.
+ * the log. Throws {@link AuditKeyError} for an unusable key file, and a file-system error when the log is missing.
  */
 export async function runTrackerAuditVerify(options: TrackerAuditVerifyOptions): Promise<TrackerAuditVerifyResult> {
   const key = readAuditKey(options.keyFile)
+  await assertReadable(options.file)
   return verifyTrackerAuditFile(options.file, key)
 }
 
@@ -227,7 +243,7 @@ export function registerLineage(program: Command): void {
   trackerAudit
     .command('verify')
     .description('check chain integrity and HMACs; exits 1 at the first offending line')
-    .option('--file <path>', 'tracker-audit JSONL file (a missing file is an empty, valid log); default: the server database')
+    .option('--file <path>', 'tracker-audit JSONL file (must exist); default: the server database')
     .option('--key-file <path>', 'audit key file: 64 hex characters whose ASCII bytes are the key (mode 0600); default: the node audit key')
     .action(async (opts: Partial<TrackerAuditVerifyOptions>, cmd: Command) => {
       let result: TrackerAuditVerifyResult
@@ -263,6 +279,11 @@ export function registerLineage(program: Command): void {
     .description("append a Bernstein JSONL log to the server's chain: it must verify under the node key and continue its head")
     .requiredOption('--file <path>', 'tracker-audit JSONL file')
     .action(async (opts: { file: string }, cmd: Command) => {
+      try {
+        await assertReadable(opts.file)
+      } catch (error) {
+        return reportError(cmd, `could not read ${opts.file}: ${errorText(error)}`, 1)
+      }
       const outcome = await withStore(async (store, config) => {
         const key = readAuditKey(config.auditKeyPath)
         try {
