@@ -108,15 +108,23 @@ export class A2AService implements TaskObserver {
     return { body, receipt: record.receipt, attestation: record.receiptKind ?? 'none' }
   }
 
+  /**
+   * Attaches an artifact. On a finished task the response changes after its completion receipt, so it is attested
+   * again: the newest receipt always covers what GET shows. The linked task's row is locked first, the order every
+   * task change takes its locks in (task, audit chain head, A2A row, receipt spine head), so that an attach racing
+   * a completion waits for it, sees it, and does not deadlock on PostgreSQL.
+   */
   async addArtifact(tenantId: string, id: string, input: { name: string; data: string; contentType: string }): Promise<A2AArtifact> {
     return this.#deps.store.transaction(async (repos) => {
       const record = await repos.a2a.getTask(tenantId, id)
       if (!record) throw a2aTaskNotFound(id)
+      const task = await repos.tasks.getForUpdate(tenantId, record.bernsteinTaskId)
       const artifact: A2AArtifact = { name: input.name, contentType: input.contentType, data: input.data, createdAt: this.#deps.clock.now() }
       await repos.a2a.addArtifact(id, artifact)
-      await repos.a2a.touch(id, artifact.createdAt)
-      const task = await repos.tasks.get(tenantId, record.bernsteinTaskId)
       if (task) for (const observer of this.#deps.artifactObservers ?? []) await observer.onArtifact(repos, task, artifact)
+      const touched = { ...record, updatedAt: Math.max(record.updatedAt, artifact.createdAt) }
+      if (task && FINISHED_STATUSES.has(task.status)) await this.#attestFinal(repos, touched, task)
+      else await repos.a2a.touch(id, artifact.createdAt)
       return artifact
     })
   }
@@ -151,23 +159,29 @@ export class A2AService implements TaskObserver {
    */
   async onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
     const { before, after } = change
-    // Attest again whenever the A2A-visible outcome changes to a final one (done -> failed re-attests too).
-    if (!before || !FINISHED_STATUSES.has(after.status) || A2A_STATUS_OF[before.status] === A2A_STATUS_OF[after.status]) return
+    // Once finished, every change of the task changes the A2A response (its status or its `updated_at`: done ->
+    // closed, a note from a message, done -> failed), so each one is attested: the newest receipt covers what GET shows.
+    if (!before || !FINISHED_STATUSES.has(after.status)) return
+    const entered = before.status !== after.status
     const records = await repos.a2a.findByBernsteinTask(after.tenantId, after.id)
     for (const record of records) {
-      if (after.status === 'done' && after.resultSummary !== null) {
+      if (entered && after.status === 'done' && after.resultSummary !== null) {
         await repos.a2a.addArtifact(record.id, { name: 'result', contentType: 'text/plain', data: after.resultSummary, createdAt: after.updatedAt })
       }
       // A failed or cancelled task says why, so that the caller (a delegating peer) learns more than the status.
-      if ((after.status === 'failed' || after.status === 'cancelled') && after.terminalReason !== null) {
+      if (entered && (after.status === 'failed' || after.status === 'cancelled') && after.terminalReason !== null) {
         await repos.a2a.addArtifact(record.id, { name: 'error', contentType: 'text/plain', data: after.terminalReason, createdAt: after.updatedAt })
       }
-      const touched = { ...record, updatedAt: Math.max(record.updatedAt, after.updatedAt) }
-      const body = this.#responseBody(touched, after, await repos.a2a.artifacts(record.id))
-      const receipt = await this.#deps.attestor.attest(repos, body, 'completion')
-      if (receipt) await repos.a2a.setReceipt(record.id, receipt, 'completion', touched.updatedAt)
-      else await repos.a2a.touch(record.id, touched.updatedAt)
+      await this.#attestFinal(repos, { ...record, updatedAt: Math.max(record.updatedAt, after.updatedAt) }, after)
     }
+  }
+
+  /** Attests the response of an A2A task whose linked task has finished, as GET will show it, and stores it. */
+  async #attestFinal(repos: Repositories, record: A2ATaskRecord, task: LinkedTaskState): Promise<void> {
+    const body = this.#responseBody(record, task, await repos.a2a.artifacts(record.id))
+    const receipt = await this.#deps.attestor.attest(repos, body, 'completion')
+    if (receipt) await repos.a2a.setReceipt(record.id, receipt, 'completion', record.updatedAt)
+    else await repos.a2a.touch(record.id, record.updatedAt)
   }
 
   #responseBody(record: A2ATaskRecord, task: LinkedTaskState | undefined, artifacts: readonly A2AArtifact[]): A2ATaskResponseBody {

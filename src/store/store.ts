@@ -51,8 +51,9 @@ export class Store {
   /**
    * One transaction per mutation: everything `work` writes commits together or not at all. When PostgreSQL aborts
    * it as a deadlock victim (replicas taking row and chain locks in different orders), it is run again from the
-   * start, so `work` must only touch the database through `repos`. A lost connection surfaces as a
-   * `DatabaseUnavailable` (503) and is not retried here: the caller cannot know whether the commit happened.
+   * start, so `work` must only touch the database through `repos`; one still aborted after the last attempt is a
+   * `DatabaseUnavailable` (503). A lost connection surfaces as a `DatabaseUnavailable` too and is not retried here:
+   * the caller cannot know whether the commit happened.
    */
   async transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
@@ -62,7 +63,9 @@ export class Store {
         return await this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine)))
       } catch (error) {
         const code = (error as { code?: unknown } | null)?.code
-        if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error
+        if (typeof code !== 'string' || !RETRYABLE.has(code)) throw error
+        // Still aborted after every attempt: nothing was written, and the client may simply retry (503, not 500).
+        if (attempt >= MAX_ATTEMPTS) throw new DatabaseUnavailable(`transaction aborted ${attempt} times by lock contention (${code})`, error)
       }
     }
   }

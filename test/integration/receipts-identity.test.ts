@@ -45,6 +45,36 @@ for (const engine of testEngines()) {
       expect(await verifyA2AReceipt(body.receipt, first.text, { jwks })).toMatchObject({ ok: true })
     })
 
+    it('keeps the completion receipt covering what GET shows through later changes (close, a message, an artifact)', async () => {
+      const sent = await app.client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: 'finish, then more' } })
+      const a2aId = sent.data!.id
+      const taskId = sent.data!.bernstein_task_id!
+      await app.client.POST('/tasks/{task_id}/complete', { params: { path: { task_id: taskId } }, body: { result_summary: 'all green' } })
+      const read = async () => {
+        const res = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${a2aId}` })
+        const body = res.json as { status: string; artifacts: { name: string }[]; receipt: Record<string, unknown>; updated_at: number }
+        expect(res.headers.get('bernstein-attestation')).toBe('completion')
+        expect(await verifyA2AReceipt(body.receipt, res.text, { jwks }), res.text).toMatchObject({ ok: true, failures: [] })
+        return body
+      }
+      const completed = await read()
+      const changes: [string, () => Promise<unknown>][] = [
+        ['close', () => rawRequest(app.url, { method: 'POST', path: `/tasks/${taskId}/close`, body: '{}' })],
+        ['message', () => rawRequest(app.url, { method: 'POST', path: '/a2a/message', body: JSON.stringify({ sender: 'peer', recipient: 'bernstein', content: 'thanks', task_id: taskId }) })],
+        ['artifact', () => rawRequest(app.url, { method: 'POST', path: `/a2a/tasks/${a2aId}/artifacts`, body: JSON.stringify({ name: 'follow-up', data: 'late log' }) })],
+      ]
+      let previous = completed
+      for (const [name, change] of changes) {
+        expect(((await change()) as { status: number }).status, name).toBeLessThan(300)
+        const now = await read()
+        // Each change is attested anew: a new receipt for a response that changed.
+        expect(now.receipt['entry_hash'], name).not.toBe(previous.receipt['entry_hash'])
+        previous = now
+      }
+      expect(previous.status).toBe('completed')
+      expect(previous.artifacts.map((a) => a.name)).toEqual(['result', 'follow-up'])
+    })
+
     it('says explicitly when a response is unattested', async () => {
       const bare = await startTestApp({ engine, attest: false })
       try {

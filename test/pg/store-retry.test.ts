@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
+import { DatabaseUnavailable } from '../../src/store/unavailable.js'
 import { type TestDatabase, createTestDatabase } from '../helpers/engines.js'
 import { PG_URL, announceSkip, pgSuiteName } from './support.js'
 
@@ -72,5 +73,28 @@ describe.skipIf(!PG_URL)(pgSuiteName('store transactions on PostgreSQL'), () => 
       expect(lines.map((l) => l.position)).toEqual([1, 2])
       expect(lines.map((l) => l.entryHash).sort()).toEqual([`${winner}-1-${chain}`, `${victim}-2-${chain}`].sort())
     }
+  }, 60_000)
+
+  it('a transaction aborted on every attempt ends as a 503 DatabaseUnavailable after the last one, with nothing written', async () => {
+    database = await createTestDatabase('postgres')
+    const connection = connect(database.options)
+    expect((await migrateToLatest(connection)).error).toBeUndefined()
+    store = new Store(connection)
+    let attempts = 0
+    const outcome = store.transaction(async (repos) => {
+      attempts++
+      const head = await repos.chains.lockHead('contended', 'genesis')
+      await repos.chains.append('contended', head, { entryHash: `attempt-${attempts}`, ticketId: null, trackerName: null, line: '{}' })
+      // What PostgreSQL raises when it aborts a transaction to resolve a serialization conflict.
+      throw Object.assign(new Error('could not serialize access due to concurrent update'), { code: '40001' })
+    })
+    const error = await outcome.then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(DatabaseUnavailable)
+    expect(error).toMatchObject({ code: 'unavailable', message: 'Service Unavailable', reason: 'transaction aborted 3 times by lock contention (40001)' })
+    expect(attempts).toBe(3)
+    expect(await store.repos.chains.list({ chain: 'contended' })).toEqual([])
   }, 60_000)
 })
