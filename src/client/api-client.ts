@@ -20,7 +20,7 @@ export type ApiClient = Client<paths>
  * `{ data }` or `{ error }` typed per status; it throws only when the network fails.
  *
  * @example
- * const client = createApiClient({ baseUrl: 'http://127.0.0.1:8052', token: process.env.BERNSTEIN_AUTH_TOKEN })
+ * const client = createApiClient({ baseUrl: 'http://127.0.0.1:8052', token: process.env.BERNSTEIN_TOKEN })
  * const { data, error } = await client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: 'Fix the flaky test' } })
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {

@@ -1,0 +1,57 @@
+/**
+ * The README's first promise: `npm start` serves on the embedded default, and stopping it stops the server. npm
+ * runs the script through `sh -c`, which does not pass SIGTERM on; the script therefore `exec`s node, so that the
+ * signal npm forwards reaches the server itself and no orphan keeps the port.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from '../helpers/cli.js'
+import { repoRoot } from '../helpers/vectors.js'
+
+const dirs: string[] = []
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
+})
+
+async function answers(url: string): Promise<number | null> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).status
+  } catch {
+    return null
+  }
+}
+
+describe('npm start', () => {
+  it('serves on SQLite in a fresh data directory, and SIGTERM to npm stops the server (exit 0, port free)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'bernstein-a2a-npm-start-'))
+    dirs.push(dataDir)
+    const port = await freePort()
+    const npm = spawn('npm', ['start'], {
+      cwd: repoRoot,
+      env: { ...process.env, BERNSTEIN_PORT: String(port), BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_FEDERATION_POLL_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    npm.stdout.on('data', (c: Buffer) => (output += c.toString()))
+    npm.stderr.on('data', (c: Buffer) => (output += c.toString()))
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)))
+    const health = `http://127.0.0.1:${port}/health/ready`
+    // Poll until ready; vitest's timeout bounds a server that never comes up.
+    while ((await answers(health)) !== 200) {
+      if (npm.exitCode !== null) throw new Error(`npm start exited: ${output}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(output).toContain(`bernstein-a2a listening on http://127.0.0.1:${port}`)
+    const res = await fetch(`http://127.0.0.1:${port}/health`)
+    expect(await res.json()).toMatchObject({ status: 'ok', components: { database: 'ok', engine: 'sqlite' } })
+
+    npm.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(output).toContain('shutting down: draining in-flight requests')
+    // Nothing is left listening: the server itself received the signal and closed.
+    expect(await answers(health)).toBeNull()
+  }, 120_000)
+})
