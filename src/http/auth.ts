@@ -60,7 +60,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
       next()
     }
     const resolveToken = options.resolveToken
-    if (resolveToken === null) return setCaller({ role: 'operator', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null })
+    if (resolveToken === null) return setCaller({ role: 'operator', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null, tenantBound: false })
     const publicPath = isPublicPath(req.path)
     // Probes and discovery must not fail on an odd tenant header: anonymous callers there fall back to `default`.
     const anonymous = (): void => {
@@ -70,7 +70,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
       } catch {
         // keep the default
       }
-      setCaller({ role: 'anonymous', tenantId, tokenId: null })
+      setCaller({ role: 'anonymous', tenantId, tokenId: null, tenantBound: false })
     }
     const header = req.headers.authorization
     if (typeof header !== 'string' || !header.startsWith('Bearer ') || header.slice(7).trim() === '') {
@@ -82,7 +82,9 @@ export function authenticate(options: AuthOptions): RequestHandler {
       if (publicPath) return anonymous()
       throw unauthenticated('Invalid or expired authentication token')
     }
-    // Agent tokens are bound to their tenant; only the operator picks one with the header.
-    return setCaller({ role: identity.role, tenantId: identity.tenantId ?? tenantFromHeader(req.headers['x-tenant-id']), tokenId: identity.tokenId })
+    // Agent tokens are bound to their tenant, as are operator tokens issued for one; only an unbound operator
+    // token picks the tenant with the header.
+    const tenantBound = identity.tenantId !== null
+    return setCaller({ role: identity.role, tenantId: identity.tenantId ?? tenantFromHeader(req.headers['x-tenant-id']), tokenId: identity.tokenId, tenantBound })
   }
 }

@@ -11,8 +11,16 @@ export function requiresOperator(method: string, path: string): boolean {
   // Routing is case-sensitive (app.ts), so `/A2A/…` is not found anyway; deciding case-blind here keeps this check
   // fail-closed should routing ever be relaxed.
   const p = stripApiPrefix(path.toLowerCase())
-  if (p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics') return true
+  if (isNodeWide(p)) return true
   return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')
+}
+
+/**
+ * Endpoints about the whole node rather than one tenant: the audit chain (every tenant's tasks), federation and
+ * metrics. Only an operator token that is not bound to a tenant reaches them. `p` is lower-case, unprefixed.
+ */
+function isNodeWide(p: string): boolean {
+  return p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics'
 }
 
 export function authorize(): RequestHandler {
@@ -23,6 +31,9 @@ export function authorize(): RequestHandler {
     }
     if (caller.role === 'agent' && requiresOperator(req.method, req.path)) {
       throw new AppError('forbidden', 'Agent tokens cannot access operator-only endpoints', { extra: { required_permission: 'admin:manage' } })
+    }
+    if (caller.role === 'operator' && caller.tenantBound && isNodeWide(stripApiPrefix(req.path.toLowerCase()))) {
+      throw new AppError('forbidden', 'Operator tokens bound to a tenant cannot access node-wide endpoints', { extra: { required_permission: 'admin:manage' } })
     }
     next()
   }

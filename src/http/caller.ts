@@ -8,6 +8,11 @@ export interface Caller {
   readonly tenantId: string
   /** The agent token's id, or null for the operator token (and for disabled auth). */
   readonly tokenId: string | null
+  /**
+   * The tenant comes from the token (agent tokens, operator tokens issued for one tenant), not from the header:
+   * such a caller never sees beyond its tenant, node-wide endpoints included.
+   */
+  readonly tenantBound: boolean
 }
 
 /** An identity a bearer token resolves to. Agent tokens are bound to one tenant; the operator's is not. */

@@ -30,8 +30,9 @@ const OPERATIONS = loadOperations()
 const MISSING = { detail: 'Missing or invalid Authorization header' }
 const INVALID = { detail: 'Invalid or expired authentication token' }
 const AGENT_FORBIDDEN = { detail: 'Agent tokens cannot access operator-only endpoints', required_permission: 'admin:manage' }
+const BOUND_OPERATOR_FORBIDDEN = { detail: 'Operator tokens bound to a tenant cannot access node-wide endpoints', required_permission: 'admin:manage' }
 
-type Who = 'operator-A' | 'agent-A' | 'tenant-B-agent' | 'tenant-B-operator'
+type Who = 'operator-A' | 'agent-A' | 'tenant-B-agent' | 'tenant-B-operator' | 'bound-operator-A'
 
 interface Credential {
   readonly name: string
@@ -66,6 +67,13 @@ const CREDENTIALS: readonly Credential[] = [
   },
   { name: 'operator with another tenant', headers: (w) => ({ authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantB }), outcome: { as: 'tenant-B-operator' } },
   { name: 'operator with tenant A', headers: (w) => ({ authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantA }), outcome: { as: 'operator-A' } },
+  { name: 'operator token issued for tenant A', headers: (w) => ({ authorization: bearer(w.creds.boundOperatorA) }), outcome: { as: 'bound-operator-A' } },
+  {
+    // Bound like an agent token: the header cannot move it to another tenant.
+    name: 'operator token issued for tenant A claiming tenant B via x-tenant-id',
+    headers: (w) => ({ authorization: bearer(w.creds.boundOperatorA), 'x-tenant-id': w.tenantB }),
+    outcome: { as: 'bound-operator-A' },
+  },
 ]
 
 interface Expectation {
@@ -112,7 +120,13 @@ function publicExpectation(op: Operation): Expectation {
  */
 function operatorOnly(op: Operation): boolean {
   const p = op.rootPath
-  return (op.method !== 'GET' && p.startsWith('/a2a/')) || p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics'
+  return (op.method !== 'GET' && p.startsWith('/a2a/')) || nodeWide(op)
+}
+
+/** About the whole node, not one tenant: the audit chain (every tenant's tasks), federation, metrics. */
+function nodeWide(op: Operation): boolean {
+  const p = op.rootPath
+  return p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics'
 }
 
 const taskOf = (j: unknown): { id: string; tenant_id: string; status: string } => j as { id: string; tenant_id: string; status: string }
@@ -130,13 +144,14 @@ const AFTER_ACTION: Readonly<Record<string, string>> = {
 /** What a caller that passed authentication gets, by who it is. */
 function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
   const key = `${op.method} ${op.rootPath}`
-  const ownTenant = who === 'operator-A' || who === 'agent-A'
+  const ownTenant = who === 'operator-A' || who === 'agent-A' || who === 'bound-operator-A'
   const agent = who === 'agent-A' || who === 'tenant-B-agent'
   const tenant = ownTenant ? w.tenantA : w.tenantB
   const taskMissing = { status: 404, body: { detail: `Task '${w.taskA.id}' not found` }, writes: null } as const
   const a2aMissing = { status: 404, body: { detail: `A2A task '${w.a2aA.id}' not found` }, writes: null } as const
 
   if (agent && operatorOnly(op)) return { status: 403, body: AGENT_FORBIDDEN, writes: null }
+  if (who === 'bound-operator-A' && nodeWide(op)) return { status: 403, body: BOUND_OPERATOR_FORBIDDEN, writes: null }
 
   switch (key) {
     case 'GET /a2a/agent-card':

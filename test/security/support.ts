@@ -131,6 +131,8 @@ export interface Credentials {
   readonly agentB: string
   readonly revokedA: string
   readonly expiredA: string
+  /** An operator token issued for tenant A only. */
+  readonly boundOperatorA: string
 }
 
 /** Two tenants: A holds the target task and an A2A task, B holds one unrelated task. */
@@ -174,6 +176,7 @@ export async function makeWorld(app: TestApp, clock: ManualClock, state: TaskSta
   const agentB = await app.tokens.create({ role: 'agent', tenant: tenantB, expiresInSeconds: null })
   const revoked = await app.tokens.create({ role: 'agent', tenant: tenantA, expiresInSeconds: null })
   await app.tokens.revoke(revoked.id)
+  const boundOperator = await app.tokens.create({ role: 'operator', tenant: tenantA, expiresInSeconds: null })
   const expired = await app.tokens.create({ role: 'agent', tenant: tenantA, expiresInSeconds: 60 })
   clock.advance(61)
   return {
@@ -182,7 +185,7 @@ export async function makeWorld(app: TestApp, clock: ManualClock, state: TaskSta
     taskA: { id, role },
     a2aA: { id: String(a2a['id']), bernsteinTaskId: String(a2a['bernstein_task_id']) },
     taskB: { id: String(other['id']) },
-    creds: { agentA: agentA.token, agentAId: agentA.id, agentB: agentB.token, revokedA: revoked.token, expiredA: expired.token },
+    creds: { agentA: agentA.token, agentAId: agentA.id, agentB: agentB.token, revokedA: revoked.token, expiredA: expired.token, boundOperatorA: boundOperator.token },
     tag,
   }
 }
