@@ -13,8 +13,12 @@ export interface Config {
   readonly host: string
   readonly port: number
   readonly dataDir: string
-  /** Base URL peers use to reach this node; also the legacy card's endpoint and the signed card's `url`. */
-  readonly publicBaseUrl: string
+  /**
+   * Base URL peers use to reach this node; also the legacy card's endpoint and the signed card's `url`. Null when
+   * BERNSTEIN_PUBLIC_BASE_URL is unset: the server then derives it from the address it bound
+   * (`defaultPublicBaseUrl`), so that `BERNSTEIN_PORT=0` advertises the port actually chosen, not 0.
+   */
+  readonly publicBaseUrl: string | null
   readonly authToken: string | null
   readonly authDisabled: boolean
   /** A token that reads `GET /metrics` and nothing else (for a Prometheus scraper); null when unset. */
@@ -166,9 +170,9 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return value as T
 }
 
-function baseUrl(env: Env, name: string, fallback: string): string {
+function baseUrl(env: Env, name: string): string | null {
   const raw = env[name]?.trim()
-  if (!raw) return fallback
+  if (!raw) return null
   let url: URL
   try {
     url = new URL(raw)
@@ -180,6 +184,16 @@ function baseUrl(env: Env, name: string, fallback: string): string {
 }
 
 /**
+ * The public base URL when BERNSTEIN_PUBLIC_BASE_URL is unset: `http://<host>:<port>` of the address bound (the
+ * wildcard 0.0.0.0 is advertised as 127.0.0.1, an IPv6 host in brackets). `port` is the port actually bound, which
+ * differs from the configured one when that is 0.
+ */
+export function defaultPublicBaseUrl(host: string, port: number): string {
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  return `http://${urlHost}:${port}`
+}
+
+/**
  * Reads the environment once. The only module that looks at `process.env`: everything else receives the frozen
  * result, so tests build configurations without touching global state.
  */
@@ -188,8 +202,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const listenPort = port(env, 'BERNSTEIN_PORT', 8052)
   const rawDataDir = env['BERNSTEIN_DATA_DIR']?.trim() || '.sdd'
   const dataDir = isAbsolute(rawDataDir) ? rawDataDir : resolve(cwd, rawDataDir)
-  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
-  const publicBaseUrl = baseUrl(env, 'BERNSTEIN_PUBLIC_BASE_URL', `http://${urlHost}:${listenPort}`)
+  const publicBaseUrl = baseUrl(env, 'BERNSTEIN_PUBLIC_BASE_URL')
   const authToken = env['BERNSTEIN_AUTH_TOKEN']?.trim() || null
   if (authToken !== null && authToken.length < 16) throw new ConfigError('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
   const metricsToken = env['BERNSTEIN_METRICS_TOKEN']?.trim() || null

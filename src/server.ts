@@ -1,8 +1,8 @@
-import type { Server } from 'node:http'
+import { type Server, createServer } from 'node:http'
 import { type App, createApp } from './app.js'
 import { answerClientErrors } from './http/client-errors.js'
 import { resolveOperatorToken, secretMatcher } from './auth/operator-token.js'
-import type { Config } from './config.js'
+import { type Config, defaultPublicBaseUrl } from './config.js'
 import type { TokenIdentity } from './http/caller.js'
 import type { Logger } from './logger.js'
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible'
@@ -26,23 +26,39 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-export function nodeProfile(config: Config): NodeProfile {
+/** This node's published profile; `publicBaseUrl` is the configured one or, when unset, derived from the bound address. */
+export function nodeProfile(config: Config, publicBaseUrl: string): NodeProfile {
   return {
     issuer: config.issuer,
     name: 'bernstein-orchestrator',
     description: 'Bernstein, a deterministic orchestrator for CLI coding agents',
     tools: ['task_orchestration', 'agent_spawning', 'code_review', 'a2a_message'],
     policies: { ...config.cardPolicies },
-    publicBaseUrl: config.publicBaseUrl,
+    publicBaseUrl,
     version: packageVersion(),
     cardTtlSeconds: 86_400,
     renewBeforeSeconds: 300,
   }
 }
 
-/** The token to present to a peer: a per-URL one from BERNSTEIN_PEER_TOKENS, else BERNSTEIN_PEER_TOKEN. */
-export function peerTokenResolver(config: Config): (peerUrl: string) => string | null {
-  return (peerUrl) => config.peerTokens[peerUrl.replace(/\/+$/, '')] ?? config.peerToken
+/**
+ * The token to present to a peer: `explicit` (a `--peer-token` given for one CLI run) for every peer, else a per-URL
+ * one from BERNSTEIN_PEER_TOKENS, else BERNSTEIN_PEER_TOKEN.
+ */
+export function peerTokenResolver(config: Config, explicit: string | null = null): (peerUrl: string) => string | null {
+  return (peerUrl) => explicit ?? config.peerTokens[peerUrl.replace(/\/+$/, '')] ?? config.peerToken
+}
+
+/** Binds `server` and resolves with the port actually bound (the chosen one when `port` is 0). */
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      const address = server.address()
+      resolve(typeof address === 'object' && address ? address.port : port)
+    })
+  })
 }
 
 /**
@@ -172,14 +188,28 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const keys = await loadNodeKeys(config.dataDir)
   const metrics = PrometheusMetrics.forProcess()
   const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock, metrics })
-  const identity = new NodeIdentity(store, keys, nodeProfile(config), systemClock, metrics)
+
+  // Bind first, with no handler yet: the URL the node advertises (agent card `url`, legacy card `endpoint`, sender
+  // card `endpoint`) must name the port actually bound, which BERNSTEIN_PORT=0 only tells after listening. Nothing
+  // is signed before this point (the agent card is signed on first request, from the profile below), and the app is
+  // attached synchronously after `listen` resolves, before any connection can be dispatched.
+  const server = createServer()
+  let boundPort: number
+  try {
+    boundPort = await listen(server, config.port, config.host)
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+  const publicBaseUrl = config.publicBaseUrl ?? defaultPublicBaseUrl(config.host, boundPort)
+  const identity = new NodeIdentity(store, keys, nodeProfile(config, publicBaseUrl), systemClock, metrics)
   const app = createApp({
     store,
     auditKey,
     issuer: config.issuer,
     attestor,
     identity,
-    publicBaseUrl: config.publicBaseUrl,
+    publicBaseUrl,
     resolveToken,
     validateResponses: config.validateResponses,
     logger,
@@ -190,17 +220,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },
     federation: { peerToken: peerTokenResolver(config) },
   })
-  const follower = startFollower(app, config.federationPollMs, logger)
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.express.listen(config.port, config.host, () => resolve(s))
-    s.once('error', reject)
-  })
+  server.on('request', app.express)
   answerClientErrors(server)
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : config.port
+  const follower = startFollower(app, config.federationPollMs, logger)
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${host}:${boundPort}`,
     app,
     store,
     async close() {

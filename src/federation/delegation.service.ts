@@ -184,7 +184,8 @@ export class DelegationService {
     d = await save({
       status: 'accepted',
       remoteId: str(accepted['id']),
-      remoteTaskId: str(accepted['remote_task_id']) ?? task.id,
+      // The peer's linked task: what `POST <peer>/a2a/message` takes as `task_id` (`federation message --task-id`).
+      remoteTaskId: str(accepted['task_id']),
       remoteA2ATaskId: str(accepted['a2a_task_id']),
       lastError: null,
       nextPollAt: this.#deps.clock.now(),

@@ -9,7 +9,10 @@ export interface Delegation {
   readonly localTaskId: string
   /** The peer's federated id (its v0 answer's `id`). */
   readonly remoteId: string | null
-  /** The id we offered as `task.id` (the peer's idempotency key). */
+  /**
+   * The peer's own (Bernstein) task linked to this delegation, its 202 answer's `task_id`: the id a message into
+   * the task at the peer names. Rows written before it was recorded hold the id we offered instead (`localTaskId`).
+   */
   readonly remoteTaskId: string | null
   /** The peer's A2A task, followed with `GET /a2a/tasks/{id}`. */
   readonly remoteA2ATaskId: string | null

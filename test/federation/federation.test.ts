@@ -67,13 +67,17 @@ for (const engine of testEngines()) {
       const taskId = await localTask(a)
       const envelopeAtDelegation = await a.app.services.lineage.envelope(taskId)
       const d = await delegate(a, b, taskId, { requirements: { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' } })
-      expect(d).toMatchObject({ status: 'accepted', peerIssuer: 'org-b', peerFingerprint: cardFingerprint(b), remoteTaskId: taskId, attempts: 1, lastError: null })
+      expect(d).toMatchObject({ status: 'accepted', peerIssuer: 'org-b', peerFingerprint: cardFingerprint(b), attempts: 1, lastError: null })
       expect(d.remoteA2ATaskId).toMatch(/^[0-9a-f]{12}$/)
+      // The peer's linked task, the one a message into it names, is recorded (not the id we offered).
+      expect(d.remoteTaskId).toMatch(/^[0-9a-f]{12}$/)
+      expect(d.remoteTaskId).not.toBe(taskId)
       expect((await a.client.GET('/tasks/{task_id}', { params: { path: { task_id: taskId } } })).data!.status).toBe('claimed')
 
       // A worker on B claims and completes the delegated task.
       const claimed = await b.client.GET('/tasks/next/{role}', { params: { path: { role: 'backend' } } })
       expect(claimed.data!.description).toBe('port the parser, with tests')
+      expect(claimed.data!.id).toBe(d.remoteTaskId)
       await b.client.POST('/tasks/{task_id}/complete', { params: { path: { task_id: claimed.data!.id } }, body: { result_summary: 'parser ported, 42 tests' } })
 
       const [settled] = await a.app.services.delegation.syncDue({ all: true })

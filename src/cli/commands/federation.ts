@@ -1,7 +1,14 @@
-import { type Command, InvalidArgumentError, Option } from 'commander'
-import type { Delegation } from '../../federation/delegation.js'
+import { type Command, InvalidArgumentError } from 'commander'
+import { ConfigError } from '../../config.js'
+import { type Delegation, FOLLOWED_STATUSES } from '../../federation/delegation.js'
+import { peerTokenResolver } from '../../server.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 import { withNode } from '../node-context.js'
+
+/** `federation sync`: some followed delegation recorded an error in this pass (listed on stderr). */
+export const EXIT_FOLLOW_ERRORS = 1
+
+const PEER_TOKEN_HELP = 'bearer token for the peer, for this run only, never stored (default: BERNSTEIN_PEER_TOKENS for this URL, else BERNSTEIN_PEER_TOKEN)'
 
 
 function usd(value: string): number {
@@ -15,6 +22,25 @@ function fingerprint(value: string, previous: string[]): string[] {
   return [...previous, value]
 }
 
+/**
+ * The peer's own (Bernstein) task id, the one `federation message --task-id` wants, or null while unknown. Rows
+ * written before the ledger recorded it hold the id we offered (our local task id) instead.
+ */
+function peerTaskId(d: Delegation): string | null {
+  return d.remoteTaskId !== null && d.remoteTaskId !== d.localTaskId ? d.remoteTaskId : null
+}
+
+/** What to do about a recorded error, when the error alone does not say. */
+function hintFor(lastError: string | null): string | null {
+  if (lastError === null || !/^follow: HTTP 401\b/.test(lastError)) return null
+  return 'the peer wants a valid bearer token: pass it with `federation sync --peer-token <token>` (this run only), or set BERNSTEIN_PEER_TOKEN or BERNSTEIN_PEER_TOKENS (<peer url>=<token>,...) for the CLI and the server; tokens are never stored'
+}
+
+/** Followed in this pass and it recorded an error (a settled failure at the peer is an outcome, not an error). */
+function followFailed(d: Delegation): boolean {
+  return FOLLOWED_STATUSES.has(d.status) && d.lastError !== null
+}
+
 function toWire(d: Delegation) {
   return {
     id: d.id,
@@ -24,18 +50,23 @@ function toWire(d: Delegation) {
     status: d.status,
     remote_id: d.remoteId,
     remote_task_id: d.remoteTaskId,
+    peer_task_id: peerTaskId(d),
     remote_a2a_task_id: d.remoteA2ATaskId,
     peer_issuer: d.peerIssuer,
     peer_fingerprint: d.peerFingerprint,
     attempts: d.attempts,
     last_error: d.lastError,
+    hint: hintFor(d.lastError),
     result: d.result,
     updated_at: d.updatedAt,
   }
 }
 
 function line(d: Delegation): string {
-  return `${d.id}  ${d.status.padEnd(11)}  task ${d.localTaskId} -> ${d.peerUrl}${d.remoteA2ATaskId ? ` (a2a ${d.remoteA2ATaskId})` : ''}${d.lastError ? `  [${d.lastError}]` : ''}`
+  const peerTask = peerTaskId(d)
+  const remote = [peerTask && `peer task ${peerTask}`, d.remoteA2ATaskId && `a2a ${d.remoteA2ATaskId}`].filter(Boolean).join(', ')
+  const hint = hintFor(d.lastError)
+  return `${d.id}  ${d.status.padEnd(11)}  task ${d.localTaskId} -> ${d.peerUrl}${remote ? ` (${remote})` : ''}${d.lastError ? `  [${d.lastError}]` : ''}${hint ? ` (${hint})` : ''}`
 }
 
 export function registerFederation(program: Command): void {
@@ -43,7 +74,7 @@ export function registerFederation(program: Command): void {
     .command('delegate')
     .description("delegate a local task to a peer after verifying the peer's capability card")
     .requiredOption('--peer <url>', "the peer's base URL")
-    .addOption(new Option('--peer-token <token>', 'bearer token for the peer').env('BERNSTEIN_PEER_TOKEN'))
+    .option('--peer-token <token>', PEER_TOKEN_HELP)
     .requiredOption('--task-id <id>', 'the local task to delegate')
     .option('--message <text>', "what to ask (default: the task's description)")
     .option('--role <role>', "role at the peer (default: the task's role)")
@@ -71,11 +102,17 @@ export function registerFederation(program: Command): void {
         if (opts.trustedFingerprint.length === 0) {
           cmd.error('error: at least one --trusted-fingerprint is required: delegation never trusts a card it has not pinned')
         }
-        const d = await withNode((services) =>
-          services.delegation.delegate({
+        const d = await withNode((services, { config }) => {
+          // The peer keeps our sender card's `endpoint`; with BERNSTEIN_PORT=0 only the running server knows its port.
+          if (config.publicBaseUrl === null && config.port === 0) {
+            throw new ConfigError(
+              'BERNSTEIN_PORT=0 leaves the port to the server, so the peer cannot be told where this node is: set BERNSTEIN_PUBLIC_BASE_URL to the URL peers reach this node at',
+            )
+          }
+          return services.delegation.delegate({
             tenantId: opts.tenant,
             peerUrl: opts.peer,
-            peerToken: opts.peerToken ?? null,
+            peerToken: peerTokenResolver(config, opts.peerToken ?? null)(opts.peer),
             taskId: opts.taskId,
             ...(opts.message !== undefined && { message: opts.message }),
             ...(opts.role !== undefined && { role: opts.role }),
@@ -85,8 +122,8 @@ export function registerFederation(program: Command): void {
               minRedactionTier: opts.requireRedactionTier ?? 'none',
               minSandboxProfile: opts.requireSandboxProfile ?? 'none',
             },
-          }),
-        )
+          })
+        })
         const ok = d.status === 'accepted' || d.status === 'in_progress' || d.status === 'completed'
         if (wantsJson(cmd)) printJson({ ok, ...toWire(d) })
         else printLines(ok ? `✓ delegated: ${line(d)}` : `✗ delegation ${d.status}: ${line(d)}`)
@@ -108,18 +145,21 @@ export function registerFederation(program: Command): void {
     .command('message')
     .description("send a message into a task at a peer; recorded here as outbound once the peer accepts it")
     .requiredOption('--peer <url>', "the peer's base URL")
-    .addOption(new Option('--peer-token <token>', 'bearer token for the peer').env('BERNSTEIN_PEER_TOKEN'))
-    .requiredOption('--task-id <id>', "the peer's task id")
+    .option('--peer-token <token>', PEER_TOKEN_HELP)
+    .requiredOption(
+      '--task-id <id>',
+      "the task's id at the peer: for a delegated task, its `peer task` in `delegate` / `federation list` output (`peer_task_id` with --json), not its a2a id nor the local task id",
+    )
     .requiredOption('--sender <name>', 'who is speaking')
     .requiredOption('--recipient <name>', 'who it is for')
     .requiredOption('--content <text>', 'the message')
     .option('--tenant <tenant>', 'tenant to record the message under', 'default')
     .action(async (opts: { peer: string; peerToken?: string; taskId: string; sender: string; recipient: string; content: string; tenant: string }, cmd: Command) => {
-      const message = await withNode((services) =>
+      const message = await withNode((services, { config }) =>
         services.delegation.sendMessage({
           tenantId: opts.tenant,
           peerUrl: opts.peer,
-          peerToken: opts.peerToken ?? null,
+          peerToken: peerTokenResolver(config, opts.peerToken ?? null)(opts.peer),
           sender: opts.sender,
           recipient: opts.recipient,
           content: opts.content,
@@ -131,10 +171,29 @@ export function registerFederation(program: Command): void {
     })
   federation
     .command('sync')
-    .description('follow every delegation in progress once: settle the finished ones after verifying their receipts')
-    .action(async (_opts: unknown, cmd: Command) => {
-      const settled = await withNode((services) => services.delegation.syncDue({ all: true }))
-      if (wantsJson(cmd)) return printJson(settled.map(toWire))
-      printLines(...(settled.length === 0 ? ['nothing to follow'] : settled.map(line)))
+    .description(
+      'follow every delegation in progress once: settle the finished ones after verifying their receipts ' +
+        `(exit ${EXIT_FOLLOW_ERRORS} when following any of them recorded an error, listed on stderr)`,
+    )
+    .option(
+      '--peer-token <token>',
+      'bearer token presented to every peer followed in this run, never stored (default: BERNSTEIN_PEER_TOKENS for the peer URL, else BERNSTEIN_PEER_TOKEN)',
+    )
+    .action(async (opts: { peerToken?: string }, cmd: Command) => {
+      const settled = await withNode((services) => services.delegation.syncDue({ all: true }), { peerToken: opts.peerToken ?? null })
+      if (wantsJson(cmd)) printJson(settled.map(toWire))
+      else printLines(...(settled.length === 0 ? ['nothing to follow'] : settled.map(line)))
+      const failed = settled.filter(followFailed)
+      if (failed.length === 0) return
+      process.stderr.write(
+        `error: following ${failed.length} of ${settled.length} delegation(s) recorded an error:\n` +
+          failed
+            .map((d) => {
+              const hint = hintFor(d.lastError)
+              return `  ${d.id} (task ${d.localTaskId} -> ${d.peerUrl}): ${d.lastError ?? ''}\n${hint ? `    ${hint}\n` : ''}`
+            })
+            .join(''),
+      )
+      fail(EXIT_FOLLOW_ERRORS)
     })
 }
