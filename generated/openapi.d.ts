@@ -2054,6 +2054,7 @@ export interface components {
         };
     };
     parameters: {
+        /** @description ETags (or `*`) the client holds. Any value is accepted: one that names no current ETag, however long or malformed, just does not match and the document is sent (RFC 9110 §13.1.2). */
         IfNoneMatch: string;
         TaskId: string;
         /** @description Compare-and-set guard; 409 when the task's current version differs. */
@@ -3972,6 +3973,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description ETags (or `*`) the client holds. Any value is accepted: one that names no current ETag, however long or malformed, just does not match and the document is sent (RFC 9110 §13.1.2). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -4005,6 +4007,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description ETags (or `*`) the client holds. Any value is accepted: one that names no current ETag, however long or malformed, just does not match and the document is sent (RFC 9110 §13.1.2). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -4037,6 +4040,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description ETags (or `*`) the client holds. Any value is accepted: one that names no current ETag, however long or malformed, just does not match and the document is sent (RFC 9110 §13.1.2). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -4068,6 +4072,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description ETags (or `*`) the client holds. Any value is accepted: one that names no current ETag, however long or malformed, just does not match and the document is sent (RFC 9110 §13.1.2). */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;

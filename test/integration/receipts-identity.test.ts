@@ -113,6 +113,16 @@ for (const engine of testEngines()) {
       const stale = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': '"stale"' } })
       expect(stale.status).toBe(200)
       expect(stale.text).toBe(res.text)
+      // A long or malformed If-None-Match is not an error (RFC 9110 §13.1.2): it matches nothing, or the ETag it holds.
+      for (const path of ['/.well-known/agent.json/keys', '/.well-known/agent.json', '/.well-known/a2a-capability-card.json']) {
+        const full = await rawRequest(app.url, { method: 'GET', path, token: null })
+        const long = `${Array.from({ length: 60 }, (_, i) => `"stale-${i}"`).join(', ')}, garbage"`
+        const unmatched = await rawRequest(app.url, { method: 'GET', path, token: null, headers: { 'if-none-match': long } })
+        expect({ path, status: unmatched.status }).toEqual({ path, status: 200 })
+        expect(unmatched.text).toBe(full.text)
+        const matched = await rawRequest(app.url, { method: 'GET', path, token: null, headers: { 'if-none-match': `${long}, ${full.headers.get('etag')!}` } })
+        expect({ path, status: matched.status }).toEqual({ path, status: 304 })
+      }
     })
 
     it('serves a signed agent card that passes the v1.0 conformance checks, at both well-known paths', async () => {
