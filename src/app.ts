@@ -5,7 +5,7 @@ import { a2aRoutes } from './a2a/a2a.handlers.js'
 import { lineageRoutes } from './audit/lineage.handlers.js'
 import { AppError } from './errors.js'
 import { identityRoutes } from './identity/identity.handlers.js'
-import { inboundRoutes } from './federation/inbound.handlers.js'
+import { inboundBodyVerifier, inboundRoutes } from './federation/inbound.handlers.js'
 import { healthRoutes } from './health/health.handlers.js'
 import { authenticate } from './http/auth.js'
 import { exactPaths } from './http/exact-path.js'
@@ -15,7 +15,7 @@ import { metricsRoutes, PrometheusMetrics } from './http/metrics.js'
 import { OperationIndex } from './http/operation-index.js'
 import { requestLog } from './http/request-log.js'
 import { authorize } from './http/authorize.js'
-import { rejectLoneSurrogates } from './http/unicode.js'
+import { rejectLoneSurrogates, requireUtf8Json } from './http/unicode.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
 import type { TokenIdentity } from './http/caller.js'
@@ -59,7 +59,7 @@ const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
 
 /** `/a2a/v0/tasks` is validated by hand (Bernstein's texts), so its body reaches the handler unparsed. */
 const rawBodyForV0: RequestHandler[] = [
-  express.text({ type: () => true, limit: BODY_LIMIT_BYTES }),
+  express.text({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier }),
   (req, _res, next) => {
     const request = req as typeof req & { rawBody?: string }
     request.rawBody = typeof req.body === 'string' ? req.body : ''
@@ -101,7 +101,7 @@ export function createApp(deps: AppDeps): App {
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
   app.use(V0_PATHS, ...rawBodyForV0)
-  app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false }))
+  app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: requireUtf8Json }))
   app.use(rejectLoneSurrogates())
   memoizeValidatorRouteCompilation()
   compactValidatorRouteMap()

@@ -75,15 +75,97 @@ function lastKeyWins(info: { newValue: unknown }): unknown {
 }
 
 /**
+ * The deepest nesting of arrays and objects {@link parsePythonJson} accepts: 1000 containers inside one another.
+ * Python's `json` module recurses once per level and gives up at the interpreter's recursion limit (1000 by default,
+ * a little less in practice), so Bernstein neither writes nor reads anything deeper; the printers here stop at the
+ * same depth. The limit also bounds this parser's own recursion, which would otherwise end in a RangeError
+ * ("Maximum call stack size exceeded") a few thousand levels down.
+ */
+export const MAX_JSON_NESTING = 1000
+
+/** The message of the SyntaxError {@link parsePythonJson} throws beyond {@link MAX_JSON_NESTING}. */
+export const JSON_NESTING_MESSAGE = `Nesting deeper than ${MAX_JSON_NESTING} levels`
+
+const OPEN_BRACKET = 0x5b
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACKET = 0x5d
+const CLOSE_BRACE = 0x7d
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+
+/**
+ * The index of the first `[` or `{` outside a string that opens a container deeper than `limit`, or -1. A linear scan
+ * without recursion, so it is safe on any text: strings (escapes included) are skipped, everything else is ignored.
+ * On text that is not JSON the answer is only meaningful up to the first syntax error, which is all a parser needs.
+ */
+export function jsonNestingOverflow(text: string, limit: number = MAX_JSON_NESTING): number {
+  if (typeof text !== 'string') throw new TypeError('jsonNestingOverflow expects a string')
+  // Opening limit + 1 containers takes at least limit + 1 characters.
+  if (text.length <= limit) return -1
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === QUOTE) {
+      const end = closingQuote(text, i)
+      if (end < 0) return -1
+      i = end
+    } else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
+      if (++depth > limit) return i
+    } else if (code === CLOSE_BRACKET || code === CLOSE_BRACE) {
+      depth--
+    }
+  }
+  return -1
+}
+
+/** The index of the quote that ends the string opened at `open` (one not escaped by an odd run of backslashes), or -1. */
+function closingQuote(text: string, open: number): number {
+  let at = open
+  for (;;) {
+    // indexOf skips long strings far faster than a loop over their characters.
+    at = text.indexOf('"', at + 1)
+    if (at < 0) return -1
+    let backslashes = 0
+    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++
+    if (backslashes % 2 === 0) return at
+  }
+}
+
+function losslessParsePython(text: string): PyValue {
+  return losslessParse(text, null, { parseNumber: parseNumberLexeme, onDuplicateKey: lastKeyWins }) as PyValue
+}
+
+/** The character offset a lossless-json SyntaxError names (`... at position N`), or -1. */
+function syntaxErrorPosition(error: unknown): number {
+  const match = error instanceof SyntaxError ? /at position (\d+)/.exec(error.message) : null
+  return match ? Number(match[1]) : -1
+}
+
+/**
  * Parses JSON text the way Python's `json.loads` does, keeping number kinds: a lexeme with `.` or an exponent becomes
  * a {@link PyFloat}; any other number is an int (a `number` when safe, a `bigint` beyond 2^53). Duplicate keys: the
- * last one wins.
+ * last one wins. Arrays and objects may nest {@link MAX_JSON_NESTING} levels deep; the first error in text order is
+ * reported, so a syntax error before the overflowing bracket wins over the nesting error.
  *
- * @throws SyntaxError when the text is not valid JSON.
+ * @throws SyntaxError when the text is not valid JSON, or nests deeper than {@link MAX_JSON_NESTING} levels
+ * (message {@link JSON_NESTING_MESSAGE} `at position N`, N being the offset of the bracket that is one too many).
  */
 export function parsePythonJson(text: string): PyValue {
   if (typeof text !== 'string') throw new TypeError('parsePythonJson expects a string')
-  return losslessParse(text, null, { parseNumber: parseNumberLexeme, onDuplicateKey: lastKeyWins }) as PyValue
+  const overflow = jsonNestingOverflow(text)
+  if (overflow >= 0) {
+    // The text up to and including the overflowing bracket nests one level too deep at most, so parsing it is safe.
+    // It cannot succeed (that bracket is never closed); an error before the bracket, or at it (the bracket stands
+    // where no value may), is the text's real first fault. Only an error past it means the bracket opened a value.
+    try {
+      losslessParsePython(text.slice(0, overflow + 1))
+    } catch (error) {
+      const at = syntaxErrorPosition(error)
+      if (at >= 0 && at <= overflow) throw error
+    }
+    throw new SyntaxError(`${JSON_NESTING_MESSAGE} at position ${overflow}`)
+  }
+  return losslessParsePython(text)
 }
 
 /**
@@ -221,8 +303,9 @@ function isPlainObject(value: object): value is PyObject {
   return proto === Object.prototype || proto === null
 }
 
-// Deeper nesting than this is treated as a cycle (Python's encoder would hit its recursion limit first).
-const MAX_DEPTH = 1000
+// Deeper nesting than this is treated as a cycle (Python's encoder would hit its recursion limit first). The same as
+// the parser's limit: whatever parsePythonJson returns can be printed.
+const MAX_DEPTH = MAX_JSON_NESTING
 
 // Keys repeat across records (every log entry has the same 21), so their quoted forms are worth remembering.
 const quotedKeyCache = new Map<string, string>()
@@ -509,16 +592,20 @@ const DECODE_MESSAGES: ReadonlyArray<readonly [string, string]> = [
   ['Invalid unicode character', 'Invalid \\uXXXX escape'],
 ]
 
+/** The `msg` of an error {@link pythonJsonDecodeError} does not recognise: a fixed text, never an engine's message. */
+export const UNRECOGNISED_DECODE_MESSAGE = 'Invalid JSON'
+
 /**
  * Translates a {@link parsePythonJson} SyntaxError into the message Python's `json.loads` would give for the same
- * text. Covers the common faults (truncation, missing delimiters, bad escapes); anything unrecognised keeps the
- * parser's own message.
+ * text. Covers the common faults (truncation, missing delimiters, bad escapes) and the nesting limit
+ * ({@link JSON_NESTING_MESSAGE}); anything else (another parser's error, a RangeError) becomes
+ * {@link UNRECOGNISED_DECODE_MESSAGE}, so that engine internals never reach a message built from it.
  */
 export function pythonJsonDecodeError(error: unknown, text: string): PythonJsonDecodeError {
   const message = error instanceof Error ? error.message : String(error)
   const posMatch = /position (\d+)/.exec(message)
   const pos = posMatch ? Number(posMatch[1]) : text.length
-  let msg = message.replace(/\s*(but got .*|but reached end of input.*|at position \d+.*)$/, '')
+  let msg: string
   if (text.charCodeAt(0) === 0xfeff) {
     msg = 'Unexpected UTF-8 BOM (decode using utf-8-sig)'
   } else if (/^\s*$/.test(text)) {
@@ -530,7 +617,10 @@ export function pythonJsonDecodeError(error: unknown, text: string): PythonJsonD
     if (last === '{') msg = 'Expecting property name enclosed in double quotes'
     else if (last === '[') msg = 'Expecting value'
     else msg = "Expecting ',' delimiter"
+  } else if (message.startsWith(JSON_NESTING_MESSAGE)) {
+    msg = JSON_NESTING_MESSAGE
   } else {
+    msg = UNRECOGNISED_DECODE_MESSAGE
     for (const [prefix, python] of DECODE_MESSAGES) {
       if (message.startsWith(prefix)) {
         msg = python

@@ -1,5 +1,6 @@
+import { type BodyVerifier, pythonUtf8DecodeText, requireUtf8 } from '../http/unicode.js'
 import { type RouteDefinition, route } from '../http/route.js'
-import { type InboundService, parseInboundTask } from './inbound.service.js'
+import { type InboundService, invalidJsonBody, parseInboundTask } from './inbound.service.js'
 
 export function inboundRoutes(inbound: InboundService): RouteDefinition[] {
   return [
@@ -10,3 +11,10 @@ export function inboundRoutes(inbound: InboundService): RouteDefinition[] {
     }),
   ]
 }
+
+/**
+ * The `verify` option of the text parser in front of `/a2a/v0/tasks`: a body that is not UTF-8 is refused as
+ * Bernstein's `request.json()` refuses it, 400 `Invalid JSON body: 'utf-8' codec can't decode byte 0xff in position
+ * 6: invalid start byte`, instead of reaching the handler with U+FFFD in place of the bad bytes.
+ */
+export const inboundBodyVerifier: BodyVerifier = requireUtf8((fault, bytes) => invalidJsonBody(pythonUtf8DecodeText(bytes, fault)))

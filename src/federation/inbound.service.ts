@@ -1,4 +1,4 @@
-import { parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
+import { UNRECOGNISED_DECODE_MESSAGE, jsonNestingOverflow, parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
 import { AppError } from '../errors.js'
 import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
 import type { Clock, Ids } from '../runtime.js'
@@ -51,19 +51,31 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * Bernstein's refusal of a body its `request.json()` cannot read (bernstein-behaviour.md §2.6): 400
+ * `Invalid JSON body: <str(exc)>`. Also used for a body that is not UTF-8, before it is decoded.
+ */
+export function invalidJsonBody(reason: string): AppError {
+  return badRequest(`Invalid JSON body: ${reason}`)
+}
+
+/**
  * Hand validation of `POST /a2a/v0/tasks`, in Bernstein's order and with its texts (bernstein-behaviour.md §2.6):
  * structural problems are 400, a present but unusable task is 409 (terminal for the caller's retry policy).
  */
 export function parseInboundTask(raw: string): InboundTaskRequest {
   let body: unknown
   try {
+    // The lossless parser that later reads this text again (the lineage envelope's digest) refuses nesting deeper
+    // than MAX_JSON_NESTING, as Python's json module does; refuse such a body here, as invalid JSON, before any of
+    // it is used. JSON.parse alone would accept it.
+    if (jsonNestingOverflow(raw) >= 0) parsePythonJson(raw)
     body = JSON.parse(raw)
-  } catch (error) {
-    throw badRequest(`Invalid JSON body: ${pythonDecodeMessage(raw, error)}`)
+  } catch {
+    throw invalidJsonBody(pythonDecodeMessage(raw))
   }
   if (!isObject(body)) throw badRequest('Body must be a JSON object')
   const lone = findLoneSurrogate(body)
-  if (lone) throw badRequest(`Invalid JSON body: ${LONE_SURROGATE_MESSAGE} (at ${lone.join('.')})`)
+  if (lone) throw invalidJsonBody(`${LONE_SURROGATE_MESSAGE} (at ${lone.join('.')})`)
   const sender = body['sender']
   if (!isObject(sender) || Object.keys(sender).length === 0) throw badRequest("Missing or invalid 'sender' Agent Card")
   const task = body['task']
@@ -84,14 +96,18 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body, raw }
 }
 
-/** `str(exc)` of the `json.JSONDecodeError` Bernstein's `request.json()` raises for the same text. */
-function pythonDecodeMessage(raw: string, fallback: unknown): string {
+/**
+ * `str(exc)` of the `json.JSONDecodeError` Bernstein's `request.json()` raises for the same text, from the
+ * Python-compatible parser. Should that parser accept what JSON.parse refused, a fixed message stands in: the
+ * engine's own message never reaches the client.
+ */
+function pythonDecodeMessage(raw: string): string {
   try {
     parsePythonJson(raw)
   } catch (error) {
     return pythonJsonDecodeText(error, raw)
   }
-  return pythonJsonDecodeText(fallback, raw)
+  return pythonJsonDecodeText(new SyntaxError(UNRECOGNISED_DECODE_MESSAGE), raw)
 }
 
 function parseSenderCard(sender: Record<string, unknown>): SenderCard {

@@ -125,6 +125,65 @@ function nulLocation(req: Request): (string | number)[] {
   return ['body']
 }
 
+/**
+ * The 413 text. It quotes a size only when Content-Length declared the body as sent: the size of a chunked body is
+ * unknown when reading stops, and a compressed body is limited after decoding, so its Content-Length (the compressed
+ * size) says nothing about the limit it broke.
+ */
+function tooLargeDetail(req: Request, error: HttpLikeError): string {
+  const contentEncoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
+  if (contentEncoding !== 'identity') return `Decoded request body exceeds ${BODY_LIMIT_BYTES}-byte limit`
+  const declared = Number(req.headers['content-length'])
+  const size = Number.isSafeInteger(declared) && declared > 0 ? declared : error.length
+  if (size === undefined) return `Request body exceeds ${BODY_LIMIT_BYTES}-byte limit`
+  return `Request body ${size} bytes exceeds ${BODY_LIMIT_BYTES}-byte limit`
+}
+
+export const MALFORMED_PATH_MESSAGE = 'Path parameter is not valid percent-encoded UTF-8'
+
+/** express-openapi-validator's refusal of a path it cannot percent-decode (its text: "malformed uri'"). */
+function isMalformedPath(errors: readonly { message?: string }[]): boolean {
+  return errors.length === 1 && /^malformed uri/i.test(errors[0]?.message ?? '')
+}
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The path parameter whose value does not percent-decode, by matching the raw path against the contract's templates
+ * (the most literal match wins: `/tasks/next/{role}` before `/tasks/{task_id}`), or null.
+ */
+export function undecodablePathParameter(document: OpenApiDocument, rawPath: string): string | null {
+  const segments = rawPath.split('/')
+  let best: { name: string; literals: number } | null = null
+  for (const template of Object.keys(document.paths)) {
+    const parts = template.split('/')
+    if (parts.length !== segments.length) continue
+    let literals = 0
+    let name: string | null = null
+    let matches = true
+    for (let i = 0; i < parts.length && matches; i++) {
+      const part = parts[i] as string
+      const segment = segments[i] as string
+      const param = /^\{([^}]+)\}$/.exec(part)?.[1]
+      if (param === undefined) {
+        matches = part === segment
+        literals++
+      } else if (name === null && !decodes(segment)) {
+        name = param
+      }
+    }
+    if (matches && name !== null && (best === null || literals > best.literals)) best = { name, literals }
+  }
+  return best?.name ?? null
+}
+
 function send(res: Response, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.status(status).json(body)
@@ -168,11 +227,8 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
   switch (http.type) {
     case 'entity.parse.failed':
       return send(res, 422, { detail: [{ loc: ['body', jsonErrorPosition(http)], msg: 'JSON decode error', type: 'json_invalid' }] })
-    case 'entity.too.large': {
-      const declared = Number(req.headers['content-length'])
-      const size = Number.isFinite(declared) && declared > 0 ? declared : (http.length ?? BODY_LIMIT_BYTES + 1)
-      return send(res, 413, { detail: `Request body ${size} bytes exceeds ${BODY_LIMIT_BYTES}-byte limit` })
-    }
+    case 'entity.too.large':
+      return send(res, 413, { detail: tooLargeDetail(req, http) })
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return send(res, 415, { detail: http.message ?? 'Unsupported Media Type' })
@@ -182,6 +238,10 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
   }
   if (Array.isArray(http.errors) && typeof status === 'number') {
     const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
+    if (status === 400 && isMalformedPath(http.errors)) {
+      const param = undecodablePathParameter(options.document, req.path)
+      return send(res, 422, { detail: [{ loc: param === null ? ['path'] : ['path', param], msg: MALFORMED_PATH_MESSAGE, type: 'value_error' }] })
+    }
     if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
     if (status === 404) return send(res, 404, { detail: 'Not Found' })
     if (status === 405) {
