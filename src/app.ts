@@ -57,12 +57,17 @@ export interface App {
 
 const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
 
-/** `/a2a/v0/tasks` is validated by hand (Bernstein's texts), so its body reaches the handler unparsed. */
+/**
+ * `/a2a/v0/tasks` is validated by hand (Bernstein's texts), so its body reaches the handler unparsed: the bytes,
+ * as UTF-8 whatever charset the request declares, a leading byte order mark dropped (Bernstein's `json.loads` of the
+ * body bytes reads them so; the verifier refuses bytes that are not UTF-8).
+ */
+const V0_BODY_TEXT = new TextDecoder('utf-8')
 const rawBodyForV0: RequestHandler[] = [
-  express.text({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier }),
+  express.raw({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier }),
   (req, _res, next) => {
     const request = req as typeof req & { rawBody?: string }
-    request.rawBody = typeof req.body === 'string' ? req.body : ''
+    request.rawBody = Buffer.isBuffer(req.body) ? V0_BODY_TEXT.decode(req.body) : ''
     req.body = undefined
     next()
   },

@@ -13,8 +13,9 @@ export function inboundRoutes(inbound: InboundService): RouteDefinition[] {
 }
 
 /**
- * The `verify` option of the text parser in front of `/a2a/v0/tasks`: a body that is not UTF-8 is refused as
- * Bernstein's `request.json()` refuses it, 400 `Invalid JSON body: 'utf-8' codec can't decode byte 0xff in position
- * 6: invalid start byte`, instead of reaching the handler with U+FFFD in place of the bad bytes.
+ * The `verify` option of the raw parser in front of `/a2a/v0/tasks`, whose bytes are read as UTF-8 whatever charset
+ * the request declares: a body that is not UTF-8 is refused as Bernstein's `request.json()` refuses it, 400
+ * `Invalid JSON body: 'utf-8' codec can't decode byte 0xff in position 6: invalid start byte`, instead of reaching
+ * the handler with U+FFFD in place of the bad bytes.
  */
-export const inboundBodyVerifier: BodyVerifier = requireUtf8((fault, bytes) => invalidJsonBody(pythonUtf8DecodeText(bytes, fault)))
+export const inboundBodyVerifier: BodyVerifier = requireUtf8((fault, bytes) => invalidJsonBody(pythonUtf8DecodeText(bytes, fault)), { anyCharset: true })

@@ -6,7 +6,7 @@ import { packageRoot } from '../package-root.js'
 
 export type OpenApiDocument = {
   readonly openapi: string
-  readonly paths: Readonly<Record<string, Readonly<Record<string, { operationId?: string; security?: unknown[] }>>>>
+  readonly paths: Readonly<Record<string, Readonly<Record<string, { operationId?: string; security?: unknown[]; responses?: Readonly<Record<string, unknown>> }>>>>
   readonly [key: string]: unknown
 }
 
@@ -61,15 +61,26 @@ export function loadContract(): LoadedContract {
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 
-/** Matches a concrete path to the document's templates, for the `Allow` header of a 405. */
-export function allowedMethods(document: OpenApiDocument, path: string): string[] {
+/** The path item whose template a concrete path matches (the first, in document order), if any. */
+function pathItem(document: OpenApiDocument, path: string): OpenApiDocument['paths'][string] | undefined {
   for (const [template, item] of Object.entries(document.paths)) {
     const pattern = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+') + '$')
-    if (pattern.test(path)) {
-      const methods = HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase())
-      if (methods.includes('GET')) methods.push('HEAD')
-      return methods
-    }
+    if (pattern.test(path)) return item
   }
-  return []
+  return undefined
+}
+
+/** Matches a concrete path to the document's templates, for the `Allow` header of a 405. */
+export function allowedMethods(document: OpenApiDocument, path: string): string[] {
+  const item = pathItem(document, path)
+  if (item === undefined) return []
+  const methods = HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase())
+  if (methods.includes('GET')) methods.push('HEAD')
+  return methods
+}
+
+/** The statuses the document declares for `method` on a concrete path (empty when it documents no such operation). */
+export function documentedStatuses(document: OpenApiDocument, method: string, path: string): ReadonlySet<number> {
+  const responses = pathItem(document, path)?.[method.toLowerCase()]?.responses
+  return new Set(Object.keys(responses ?? {}).map(Number))
 }

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
-import { allowedMethods, type OpenApiDocument } from './openapi-document.js'
+import { allowedMethods, documentedStatuses, type OpenApiDocument } from './openapi-document.js'
 
 /** The one place where error codes become HTTP statuses. */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -184,6 +184,18 @@ export function undecodablePathParameter(document: OpenApiDocument, rawPath: str
   return best?.name ?? null
 }
 
+/**
+ * A body the parser refused before validation (an unknown charset or content coding, a body that does not decode
+ * or ends early). The response validator does not see such answers, so the status is chosen from what the operation
+ * documents: the JSON operations document 415 and 422 (`preferred`), `/a2a/v0/tasks`, which reads its body raw and
+ * checks it by hand as Bernstein does, documents 400 (Bernstein's `Invalid JSON body: …`).
+ */
+function refuseBody(req: Request, res: Response, document: OpenApiDocument, preferred: 415 | 422, message: string): void {
+  if (!documentedStatuses(document, req.method, req.path).has(preferred)) return send(res, 400, { detail: `Invalid JSON body: ${message}` })
+  if (preferred === 415) return send(res, 415, { detail: message })
+  return send(res, 422, { detail: [{ loc: ['body'], msg: message, type: 'value_error' }] })
+}
+
 function send(res: Response, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.status(status).json(body)
@@ -231,10 +243,11 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
       return send(res, 413, { detail: tooLargeDetail(req, http) })
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return send(res, 415, { detail: http.message ?? 'Unsupported Media Type' })
+      return refuseBody(req, res, options.document, 415, http.message ?? 'Unsupported Media Type')
     case 'request.aborted':
+      return refuseBody(req, res, options.document, 422, 'Request body ended before its declared length')
     case 'request.size.invalid':
-      return send(res, 400, { detail: 'Invalid request body' })
+      return refuseBody(req, res, options.document, 422, 'Request body size does not match Content-Length')
   }
   if (Array.isArray(http.errors) && typeof status === 'number') {
     const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
@@ -252,7 +265,7 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
     if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
   }
   // body-parser's other client errors carry no `type`, e.g. a body that does not decode as its Content-Encoding.
-  if (status === 400 && http.expose === true) return send(res, 400, { detail: 'Invalid request body' })
+  if (status === 400 && http.expose === true) return refuseBody(req, res, options.document, 422, 'Request body does not decode as its Content-Encoding')
   options.log(error, logContext(req, res))
   return send(res, 500, { detail: 'Internal Server Error' })
 }

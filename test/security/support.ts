@@ -33,6 +33,8 @@ export interface Operation {
   /** Lowest 2xx status the document declares. */
   readonly successStatus: number
   readonly hasBody: boolean
+  /** Every status the document declares for the operation. */
+  readonly statuses: readonly number[]
 }
 
 interface RawOperation {
@@ -81,6 +83,7 @@ export function loadOperations(): Operation[] {
         requiredQuery: params.filter((p) => p.in === 'query' && p.required === true).map((p) => p.name),
         successStatus: success,
         hasBody: op.requestBody !== undefined,
+        statuses: Object.keys(op.responses ?? {}).map(Number),
       })
     }
   }

@@ -1,0 +1,89 @@
+/**
+ * Requests the body parser refuses before the validator sees them (an unknown charset or content coding, a
+ * coded body that does not decode) are answered with a status the operation documents, in the documented
+ * shape, and write nothing: responses to refused requests are not checked by the response validator, so this
+ * file checks them against the document, for every operation that takes a body.
+ */
+import { gzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { testEngines } from '../helpers/engines.js'
+import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { type StoreDump, type World, concretePath, loadOperations, makeWorld, manualClock, openStoreDump, validBody } from './support.js'
+
+const OPERATIONS = loadOperations()
+const WITH_BODY = OPERATIONS.filter((op) => op.hasBody)
+/** `/a2a/v0/tasks` reads its body raw and checks it by hand (Bernstein's 400s), so the document declares no body. */
+const V0 = OPERATIONS.filter((op) => op.rootPath === '/a2a/v0/tasks')
+
+interface Refusal {
+  readonly name: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: (json: string) => string | Buffer
+}
+
+const CHARSETS: readonly Refusal[] = [
+  { name: 'an unknown charset', headers: { 'content-type': 'application/json; charset=bogus' }, body: (j) => j },
+  { name: 'a latin-1 charset', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body: (j) => j },
+]
+const CODINGS: readonly Refusal[] = [
+  { name: 'an unknown content coding', headers: { 'content-type': 'application/json', 'content-encoding': 'bogus' }, body: (j) => j },
+  { name: 'gzip that is not gzip', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: (j) => j },
+  { name: 'a truncated gzip body', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: (j) => gzipSync(j).subarray(0, 12) },
+]
+
+for (const engine of testEngines()) {
+  describe(`bodies refused before validation get a documented status (${engine})`, () => {
+    let app: TestApp
+    let world: World
+    let store: StoreDump
+    beforeAll(async () => {
+      const clock = manualClock()
+      app = await startTestApp({ engine, clock })
+      world = await makeWorld(app, clock, 'claimed')
+      store = await openStoreDump(app)
+    })
+    afterAll(async () => {
+      await store.close()
+      await app.close()
+    })
+
+    it('covers every operation with a body', () => {
+      expect(WITH_BODY.length).toBeGreaterThanOrEqual(20)
+      expect(V0.map((op) => op.statuses.includes(400))).toEqual([true, true])
+    })
+
+    for (const op of [...WITH_BODY, ...V0]) {
+      it(`${op.method} ${op.path}`, async () => {
+        const before = await store.dump()
+        const json = JSON.stringify(validBody(op, world))
+        // v0 reads the bytes as UTF-8 whatever the charset says (as Bernstein does): a charset is no refusal there.
+        for (const refusal of V0.includes(op) ? CODINGS : [...CHARSETS, ...CODINGS]) {
+          const res = await rawRequest(app.url, { method: op.method, path: concretePath(op, world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': world.tenantA, ...refusal.headers }, body: refusal.body(json) })
+          const label = `${refusal.name}: ${res.status} ${res.text.slice(0, 200)}`
+          expect(res.status, label).toBeGreaterThanOrEqual(400)
+          expect(op.statuses, label).toContain(res.status)
+          expect(res.headers.get('content-type'), label).toMatch(/^application\/json/)
+          expect(typeof (res.json as { detail?: unknown }).detail === 'string' || Array.isArray((res.json as { detail?: unknown }).detail), label).toBe(true)
+        }
+        expect(await store.dump()).toEqual(before)
+      })
+    }
+
+    it('v0 reads its body as UTF-8 whatever charset is declared, a byte order mark dropped, as Bernstein does', async () => {
+      const [v0] = V0
+      const body = validBody(v0!, world) as { task: { message: string } }
+      const message = `délégué ✓ ${body.task.message}`
+      const json = JSON.stringify({ ...body, task: { ...body.task, message } })
+      const res = await rawRequest(app.url, {
+        method: 'POST',
+        path: '/a2a/v0/tasks',
+        token: OPERATOR_TOKEN,
+        headers: { 'x-tenant-id': world.tenantA, 'content-type': 'application/json; charset=iso-8859-1' },
+        body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json, 'utf8')]),
+      })
+      expect(res.status, res.text).toBe(202)
+      const created = await app.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: (res.json as { a2a_task_id: string }).a2a_task_id } }, headers: { 'x-tenant-id': world.tenantA } })
+      expect(created.data?.message).toBe(message)
+    })
+  })
+}
