@@ -1,64 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parsePythonJson, pythonCanonical } from '../../src/canonical/python-json.js'
-import { keyFingerprint } from '../../src/crypto/fingerprint.js'
-import type { Delegation } from '../../src/federation/delegation.js'
 import { crossOrgBoundaryMarkerBytes } from '../../src/lineage/boundary.js'
 import { LINEAGE_ENVELOPE_FIELD, lineageEnvelopePayload, lineageEnvelopePayloadBytes } from '../../src/lineage/envelope.js'
 import { parseTrackerEntry, sha256Prefixed, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
-import type { ServiceDeps } from '../../src/services.js'
 import { testEngines } from '../helpers/engines.js'
-import { OPERATOR_TOKEN, TEST_AUDIT_KEY, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { OPERATOR_TOKEN, TEST_AUDIT_KEY, type TestApp, rawRequest } from '../helpers/test-app.js'
+import { OPEN, cardFingerprint, chainLines, delegate, federationNodes, localTask } from './nodes.js'
 
-const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 }
-const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
 
 for (const engine of testEngines()) {
   describe(`federation between two nodes (${engine})`, () => {
-    const started: TestApp[] = []
-    afterEach(async () => {
-      await Promise.all(started.splice(0).map((a) => a.close()))
-    })
-
-    async function node(issuer: string, options: TestAppOptions = {}, federation: ServiceDeps['federation'] = {}): Promise<TestApp> {
-      const app = await startTestApp({
-        engine,
-        profile: { issuer, publicBaseUrl: `http://${issuer}.test` },
-        issuer,
-        federation: { retry: FAST_RETRY, sleep: async () => {}, peerToken: () => OPERATOR_TOKEN, ...federation },
-        ...options,
-      })
-      started.push(app)
-      return app
-    }
-
-    const cardFingerprint = (app: TestApp): string => keyFingerprint(app.keys.capabilityCard.publicKey)
-
-    async function localTask(app: TestApp, title = 'port the parser'): Promise<string> {
-      const created = await app.client.POST('/tasks', { body: { title, description: `${title}, with tests`, role: 'backend' } })
-      return created.data!.id
-    }
+    const node = federationNodes(engine)
 
     async function taskCount(app: TestApp): Promise<number> {
       const page = await app.client.GET('/tasks', { params: { query: { limit: 500 } } })
       return page.data!.tasks.length
-    }
-
-    async function chainLines(app: TestApp): Promise<string[]> {
-      const lines: string[] = []
-      for await (const line of app.app.services.lineage.exportJsonl()) lines.push(line)
-      return lines
-    }
-
-    function delegate(a: TestApp, b: TestApp, taskId: string, overrides: Partial<Parameters<TestApp['app']['services']['delegation']['delegate']>[0]> = {}): Promise<Delegation> {
-      return a.app.services.delegation.delegate({
-        tenantId: 'default',
-        peerUrl: b.url,
-        peerToken: OPERATOR_TOKEN,
-        taskId,
-        trustedFingerprints: [cardFingerprint(b)],
-        requirements: OPEN,
-        ...overrides,
-      })
     }
 
     it('A delegates to B, B completes, A settles after verifying B’s completion receipt; both chains verify', async () => {
@@ -219,7 +175,6 @@ for (const engine of testEngines()) {
       const fp = cardFingerprint(c)
       const url = c.url
       await c.close()
-      started.splice(started.indexOf(c), 1)
       const down = await a.app.services.delegation.delegate({ tenantId: 'default', peerUrl: url, peerToken: OPERATOR_TOKEN, taskId: await localTask(a), trustedFingerprints: [fp], requirements: OPEN })
       expect(down.status).toBe('failed')
       expect(down.lastError).toMatch(/^capability card unreachable: /)

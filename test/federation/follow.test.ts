@@ -1,13 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { keyFingerprint } from '../../src/crypto/fingerprint.js'
+import { describe, expect, it } from 'vitest'
 import type { Delegation } from '../../src/federation/delegation.js'
 import type { Clock } from '../../src/runtime.js'
-import type { ServiceDeps } from '../../src/services.js'
 import { testEngines } from '../helpers/engines.js'
-import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, startTestApp } from '../helpers/test-app.js'
+import { OPERATOR_TOKEN, type TestApp } from '../helpers/test-app.js'
+import { FAST_RETRY, chainLines, delegate, federationNodes, localTask } from './nodes.js'
 
-const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 }
-const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
 /** A's clock stands still, so the follower's backoff (`nextPollAt`) and `updatedAt` are exact values. */
 const T = Math.floor(Date.now() / 1000)
 const FIXED: Clock = { now: () => T, nowNs: () => BigInt(T) * 1_000_000_000n }
@@ -36,22 +33,7 @@ function editBody(edit: (text: string) => string): FollowRewrite & { edited: num
 
 for (const engine of testEngines()) {
   describe(`following a delegated task to its end (${engine})`, () => {
-    const started: TestApp[] = []
-    afterEach(async () => {
-      await Promise.all(started.splice(0).map((a) => a.close()))
-    })
-
-    async function node(issuer: string, options: TestAppOptions = {}, federation: ServiceDeps['federation'] = {}): Promise<TestApp> {
-      const app = await startTestApp({
-        engine,
-        profile: { issuer, publicBaseUrl: `http://${issuer}.test` },
-        issuer,
-        federation: { retry: FAST_RETRY, sleep: async () => {}, peerToken: () => OPERATOR_TOKEN, ...federation },
-        ...options,
-      })
-      started.push(app)
-      return app
-    }
+    const node = federationNodes(engine)
 
     /** Node A on the fixed clock, whose follow answers pass through `rewrite.current` when set. */
     async function delegator(extra: { fetch?: typeof fetch; peerToken?: () => string } = {}): Promise<{ a: TestApp; rewrite: { current: FollowRewrite | null } }> {
@@ -65,31 +47,9 @@ for (const engine of testEngines()) {
       return { a, rewrite }
     }
 
-    async function localTask(app: TestApp, title = 'port the parser'): Promise<string> {
-      const created = await app.client.POST('/tasks', { body: { title, description: `${title}, with tests`, role: 'backend' } })
-      return created.data!.id
-    }
-
     async function localTaskState(app: TestApp, taskId: string) {
       const { data } = await app.client.GET('/tasks/{task_id}', { params: { path: { task_id: taskId } } })
       return data!
-    }
-
-    async function chainLines(app: TestApp): Promise<string[]> {
-      const lines: string[] = []
-      for await (const line of app.app.services.lineage.exportJsonl()) lines.push(line)
-      return lines
-    }
-
-    function delegate(a: TestApp, b: TestApp, taskId: string): Promise<Delegation> {
-      return a.app.services.delegation.delegate({
-        tenantId: 'default',
-        peerUrl: b.url,
-        peerToken: OPERATOR_TOKEN,
-        taskId,
-        trustedFingerprints: [keyFingerprint(b.keys.capabilityCard.publicKey)],
-        requirements: OPEN,
-      })
     }
 
     async function stored(app: TestApp, id: string): Promise<Delegation> {
@@ -283,7 +243,6 @@ for (const engine of testEngines()) {
 
       // B goes away.
       await b.close()
-      started.splice(started.indexOf(b), 1)
       const down = await followOnce(a, d.id)
       expect(down).toEqual({ ...d, lastError: 'follow: fetch failed (ECONNREFUSED)', polls: 4, nextPollAt: T + 8 })
 

@@ -101,6 +101,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const url = `http://127.0.0.1:${address.port}`
   const clientWith = (o: { token?: string; tenant?: string; prefix?: '' | '/api/v1' }): ApiClient =>
     createApiClient({ baseUrl: url + (o.prefix ?? ''), ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
+  let closing: Promise<void> | undefined
   return {
     url,
     engine,
@@ -111,13 +112,17 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     keys,
     client: clientWith({ token: OPERATOR_TOKEN }),
     clientWith,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections()
-      })
-      await store.close()
-      if (options.database === undefined) await database.drop()
+    // Idempotent: a test may stop a node early (a peer going away) and the suite's cleanup close it again.
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve())
+          server.closeAllConnections()
+        })
+        await store.close()
+        if (options.database === undefined) await database.drop()
+      })()
+      return closing
     },
   }
 }

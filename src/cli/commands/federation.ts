@@ -10,7 +10,6 @@ export const EXIT_FOLLOW_ERRORS = 1
 
 const PEER_TOKEN_HELP = 'bearer token for the peer, for this run only, never stored (default: BERNSTEIN_PEER_TOKENS for this URL, else BERNSTEIN_PEER_TOKEN)'
 
-
 function usd(value: string): number {
   const n = Number(value)
   if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(n)) throw new InvalidArgumentError(`'${value}' is not a non-negative number of USD`)

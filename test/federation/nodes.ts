@@ -1,0 +1,65 @@
+/**
+ * Shared ground of the two-node federation suites: in-process nodes (each its own store, keys and HTTP server on
+ * loopback) with retries that do not wait, and what the tests read off them.
+ */
+import { afterEach } from 'vitest'
+import { keyFingerprint } from '../../src/crypto/fingerprint.js'
+import type { Delegation } from '../../src/federation/delegation.js'
+import type { ServiceDeps } from '../../src/services.js'
+import type { Engine } from '../../src/store/engine.js'
+import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, startTestApp } from '../helpers/test-app.js'
+
+export const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 }
+export const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
+
+/**
+ * A factory of nodes for one `describe`: each is named by its issuer (public URL `http://<issuer>.test`), presents
+ * the operator token to peers, and is closed after every test.
+ */
+export function federationNodes(engine: Engine): (issuer: string, options?: TestAppOptions, federation?: ServiceDeps['federation']) => Promise<TestApp> {
+  const started: TestApp[] = []
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((a) => a.close()))
+  })
+  return async (issuer, options = {}, federation = {}) => {
+    const app = await startTestApp({
+      engine,
+      profile: { issuer, publicBaseUrl: `http://${issuer}.test` },
+      issuer,
+      federation: { retry: FAST_RETRY, sleep: async () => {}, peerToken: () => OPERATOR_TOKEN, ...federation },
+      ...options,
+    })
+    started.push(app)
+    return app
+  }
+}
+
+export const cardFingerprint = (app: TestApp): string => keyFingerprint(app.keys.capabilityCard.publicKey)
+
+/** A local task to delegate, role `backend`. */
+export async function localTask(app: TestApp, title = 'port the parser'): Promise<string> {
+  const created = await app.client.POST('/tasks', { body: { title, description: `${title}, with tests`, role: 'backend' } })
+  return created.data!.id
+}
+
+/** The node's tracker-audit chain, line by line as exported. */
+export async function chainLines(app: TestApp): Promise<string[]> {
+  const lines: string[] = []
+  for await (const line of app.app.services.lineage.exportJsonl()) lines.push(line)
+  return lines
+}
+
+type DelegateInput = Parameters<TestApp['app']['services']['delegation']['delegate']>[0]
+
+/** A delegates `taskId` to B, pinning B's card fingerprint, with open policy requirements unless overridden. */
+export function delegate(a: TestApp, b: TestApp, taskId: string, overrides: Partial<DelegateInput> = {}): Promise<Delegation> {
+  return a.app.services.delegation.delegate({
+    tenantId: 'default',
+    peerUrl: b.url,
+    peerToken: OPERATOR_TOKEN,
+    taskId,
+    trustedFingerprints: [cardFingerprint(b)],
+    requirements: OPEN,
+    ...overrides,
+  })
+}
