@@ -261,7 +261,10 @@ export class TaskService {
     change: (task: Task, now: number) => Task,
   ): Promise<Task> {
     return this.#deps.store.transaction(async (repos) => {
-      const task = await repos.tasks.get(tenantId, id)
+      // Locked (on PostgreSQL) like every other writer of a task row: a transition the caller did not make
+      // conditional waits for a concurrent note or transition and then applies, instead of losing a CAS race it
+      // never asked for; `expected_version` is still checked against the row as it is once the lock is held.
+      const task = await repos.tasks.getForUpdate(tenantId, id)
       if (!task) throw taskNotFound(id)
       if (expectedVersion !== undefined && expectedVersion !== task.version) throw this.#conflict(id, task.version, expectedVersion)
       const now = this.#deps.clock.now()

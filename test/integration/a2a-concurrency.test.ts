@@ -48,5 +48,24 @@ for (const engine of testEngines()) {
       for await (const line of app.app.services.lineage.exportJsonl()) lines.push(line)
       expect(await verifyTrackerAuditLines(lines, TEST_AUDIT_KEY)).toEqual({ ok: true, entries: lines.length, failure: null })
     }, 120_000)
+
+    it('a transition without expected_version racing messages into the task applies: never a 409 it did not ask for', async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const sent = await app.client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: `notes ${round}` } })
+        const taskId = sent.data!.bernstein_task_id!
+        expect((await app.client.POST('/tasks/{task_id}/claim', { params: { path: { task_id: taskId } }, body: { agent_id: 'w' } })).response.status).toBe(200)
+        const note = (i: number) => rawRequest(app.url, { method: 'POST', path: '/a2a/message', body: JSON.stringify({ sender: 'peer', recipient: 'bernstein', content: `note ${i}`, task_id: taskId }) })
+        const [complete, ...notes] = await Promise.all([
+          rawRequest(app.url, { method: 'POST', path: `/tasks/${taskId}/complete`, body: JSON.stringify({ result_summary: `done ${round}` }) }),
+          note(0),
+          note(1),
+        ])
+        expect(complete!.status, `round ${round}: ${complete!.text}`).toBe(200)
+        for (const n of notes) expect(n.status, `round ${round}: ${n.text}`).toBe(201)
+        const task = (await app.client.GET('/tasks/{task_id}', { params: { path: { task_id: taskId } } })).data!
+        expect(task.status).toBe('done')
+        expect(task.progress_log.map((p) => p.message).sort()).toEqual(['[A2A:peer->bernstein] note 0', '[A2A:peer->bernstein] note 1'])
+      }
+    }, 120_000)
   })
 }
