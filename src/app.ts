@@ -58,13 +58,35 @@ export interface App {
 const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
 
 /**
+ * Only POST operations take a body in the contract. On any other method a body is not parsed (RFC 9110 gives content
+ * in a GET no meaning), so it can neither be refused with a status the operation does not document nor change the
+ * answer. It is drained and discarded before the request goes on: answering while the client is still sending
+ * would have the connection reset under the answer.
+ */
+const postBodiesOnly =
+  (parser: RequestHandler): RequestHandler =>
+  (req, res, next) => {
+    if (req.method === 'POST') {
+      parser(req, res, next)
+      return
+    }
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0'
+    if (!hasBody || req.readableEnded) {
+      next()
+      return
+    }
+    req.once('end', () => next())
+    req.resume()
+  }
+
+/**
  * `/a2a/v0/tasks` is validated by hand (Bernstein's texts), so its body reaches the handler unparsed: the bytes,
  * as UTF-8 whatever charset the request declares, a leading byte order mark dropped (Bernstein's `json.loads` of the
  * body bytes reads them so; the verifier refuses bytes that are not UTF-8).
  */
 const V0_BODY_TEXT = new TextDecoder('utf-8')
 const rawBodyForV0: RequestHandler[] = [
-  express.raw({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier }),
+  postBodiesOnly(express.raw({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier })),
   (req, _res, next) => {
     const request = req as typeof req & { rawBody?: string }
     request.rawBody = Buffer.isBuffer(req.body) ? V0_BODY_TEXT.decode(req.body) : ''
@@ -106,7 +128,7 @@ export function createApp(deps: AppDeps): App {
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
   app.use(V0_PATHS, ...rawBodyForV0)
-  app.use(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: requireUtf8Json }))
+  app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: requireUtf8Json })))
   app.use(rejectLoneSurrogates())
   memoizeValidatorRouteCompilation()
   compactValidatorRouteMap()

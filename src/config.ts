@@ -183,13 +183,17 @@ function baseUrl(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '')
 }
 
+/** A wildcard address names no host a peer could reach: its loopback stands in for it. */
+const LOOPBACK_OF_WILDCARD: Readonly<Record<string, string>> = { '0.0.0.0': '127.0.0.1', '::': '::1' }
+
 /**
- * The public base URL when BERNSTEIN_PUBLIC_BASE_URL is unset: `http://<host>:<port>` of the address bound (the
- * wildcard 0.0.0.0 is advertised as 127.0.0.1, an IPv6 host in brackets). `port` is the port actually bound, which
- * differs from the configured one when that is 0.
+ * The public base URL when BERNSTEIN_PUBLIC_BASE_URL is unset: `http://<host>:<port>` of the address bound (a
+ * wildcard, 0.0.0.0 or ::, is advertised as its loopback; an IPv6 host in brackets). `port` is the port actually
+ * bound, which differs from the configured one when that is 0.
  */
 export function defaultPublicBaseUrl(host: string, port: number): string {
-  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  const advertised = LOOPBACK_OF_WILDCARD[host] ?? host
+  const urlHost = advertised.includes(':') ? `[${advertised}]` : advertised
   return `http://${urlHost}:${port}`
 }
 

@@ -104,10 +104,19 @@ export function requireUtf8(refuse: (fault: Utf8Fault, bytes: Buffer) => AppErro
   }
 }
 
-/**
- * For `express.json({ verify })`: a body that is not UTF-8 is malformed JSON, the contract's 422 `json_invalid`
- * (README, "Errors have one shape") located at the character offset where decoding fails, like any other.
- */
-export const requireUtf8Json: BodyVerifier = requireUtf8(
+const utf8Json: BodyVerifier = requireUtf8(
   (fault) => new AppError('validation_failed', 'JSON decode error', { issues: [{ loc: ['body', fault.charOffset], msg: 'JSON decode error', type: 'json_invalid' }] }),
 )
+
+/**
+ * For `express.json({ verify })`: JSON bodies are UTF-8 (RFC 8259 §8.1). Another declared charset is refused with
+ * 415 (body-parser would decode any `utf-*`, UTF-7 and UTF-16 included, which lets a body say `<` without the byte),
+ * and bytes that are not UTF-8 are malformed JSON, the contract's 422 `json_invalid` located at the character
+ * offset where decoding fails, like any other.
+ */
+export const requireUtf8Json: BodyVerifier = (req, res, buf, encoding) => {
+  if (!/^utf-?8$/i.test(String(encoding))) {
+    throw new AppError('unsupported_media_type', `unsupported charset "${String(encoding).toUpperCase()}": JSON bodies are UTF-8`)
+  }
+  utf8Json(req, res, buf, encoding)
+}

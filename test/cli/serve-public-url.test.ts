@@ -129,6 +129,7 @@ describe('loadConfig: BERNSTEIN_PUBLIC_BASE_URL', () => {
     ['loopback', '127.0.0.1', 8052, 'http://127.0.0.1:8052'],
     ['wildcard IPv4', '0.0.0.0', 41234, 'http://127.0.0.1:41234'],
     ['IPv6', '::1', 41234, 'http://[::1]:41234'],
+    ['wildcard IPv6', '::', 41234, 'http://[::1]:41234'],
     ['name', 'node-7.internal', 9000, 'http://node-7.internal:9000'],
   ])('defaultPublicBaseUrl: %s', (_name, host, port, want) => {
     expect(defaultPublicBaseUrl(host, port)).toBe(want)

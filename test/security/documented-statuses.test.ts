@@ -4,6 +4,7 @@
  * shape, and write nothing: responses to refused requests are not checked by the response validator, so this
  * file checks them against the document, for every operation that takes a body.
  */
+import http from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
@@ -24,12 +25,28 @@ interface Refusal {
 const CHARSETS: readonly Refusal[] = [
   { name: 'an unknown charset', headers: { 'content-type': 'application/json; charset=bogus' }, body: (j) => j },
   { name: 'a latin-1 charset', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body: (j) => j },
+  // JSON is UTF-8: other Unicode encodings too are refused, not decoded (UTF-7 would let `+ADw-` stand for `<`).
+  { name: 'UTF-7', headers: { 'content-type': 'application/json; charset=utf-7' }, body: (j) => j },
+  { name: 'UTF-16', headers: { 'content-type': 'application/json; charset=utf-16le' }, body: (j) => Buffer.from(j, 'utf16le') },
+  { name: 'UTF-32', headers: { 'content-type': 'application/json; charset=utf-32le' }, body: (j) => Buffer.concat([...j].map((c) => Buffer.from([c.charCodeAt(0) & 0xff, c.charCodeAt(0) >> 8, 0, 0]))) },
 ]
 const CODINGS: readonly Refusal[] = [
   { name: 'an unknown content coding', headers: { 'content-type': 'application/json', 'content-encoding': 'bogus' }, body: (j) => j },
   { name: 'gzip that is not gzip', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: (j) => j },
   { name: 'a truncated gzip body', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: (j) => gzipSync(j).subarray(0, 12) },
 ]
+
+/** A GET with a body (fetch refuses to send one), answering its status. */
+function getWithBody(url: string, path: string, headers: Readonly<Record<string, string>>, body: string | Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url + path, { method: 'GET', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
 
 for (const engine of testEngines()) {
   describe(`bodies refused before validation get a documented status (${engine})`, () => {
@@ -68,6 +85,34 @@ for (const engine of testEngines()) {
         expect(await store.dump()).toEqual(before)
       })
     }
+
+    it('a body sent with a GET is not read: every GET answers as it does without one', async () => {
+      const hostile: readonly Refusal[] = [
+        ...CHARSETS,
+        ...CODINGS,
+        { name: 'broken JSON', headers: { 'content-type': 'application/json' }, body: () => '{bad' },
+        { name: 'a lone surrogate', headers: { 'content-type': 'application/json' }, body: () => '{"a":"\\ud800"}' },
+        { name: 'over the body limit', headers: { 'content-type': 'application/json' }, body: () => `{"a":"${'x'.repeat(1_100_000)}"}` },
+      ]
+      const gets = OPERATIONS.filter((op) => op.method === 'GET' && op.rootPath !== '/tasks/next/{role}')
+      expect(gets.length).toBeGreaterThanOrEqual(30)
+      // The answers without a body first (the first read of a discovery document signs and stores it).
+      const plainStatus = new Map<string, number>()
+      for (const op of gets) {
+        const plain = await rawRequest(app.url, { method: 'GET', path: concretePath(op, world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': world.tenantA } })
+        plainStatus.set(op.path, plain.status)
+      }
+      const before = await store.dump()
+      for (const op of gets) {
+        const path = concretePath(op, world)
+        const plain = { status: plainStatus.get(op.path) }
+        for (const body of hostile) {
+          const status = await getWithBody(app.url, path, { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': world.tenantA, ...body.headers }, body.body('{}'))
+          expect({ op: `${op.method} ${op.path}`, body: body.name, status }).toEqual({ op: `${op.method} ${op.path}`, body: body.name, status: plain.status })
+        }
+      }
+      expect(await store.dump()).toEqual(before)
+    })
 
     it('v0 reads its body as UTF-8 whatever charset is declared, a byte order mark dropped, as Bernstein does', async () => {
       const [v0] = V0
