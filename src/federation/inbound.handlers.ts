@@ -18,4 +18,4 @@ export function inboundRoutes(inbound: InboundService): RouteDefinition[] {
  * `Invalid JSON body: 'utf-8' codec can't decode byte 0xff in position 6: invalid start byte`, instead of reaching
  * the handler with U+FFFD in place of the bad bytes.
  */
-export const inboundBodyVerifier: BodyVerifier = requireUtf8((fault, bytes) => invalidJsonBody(pythonUtf8DecodeText(bytes, fault)), { anyCharset: true })
+export const inboundBodyVerifier: BodyVerifier = requireUtf8((fault, bytes) => invalidJsonBody(pythonUtf8DecodeText(bytes, fault)))

@@ -4,20 +4,26 @@ import { isPublicPath, stripApiPrefix } from './auth.js'
 import type { Caller } from './caller.js'
 
 /**
+ * The path as the access rules read it: without the `/api/v1` prefix, and lower-case. Routing is case-sensitive
+ * (app.ts), so `/A2A/…` is not found anyway; deciding case-blind keeps these checks fail-closed should routing ever
+ * be relaxed.
+ */
+function accessPath(path: string): string {
+  return stripApiPrefix(path.toLowerCase())
+}
+
+/**
  * What an agent token may not do. Bernstein maps every write it has no rule for, which includes every
  * `POST /a2a/*`, to `admin:manage` (fail-closed); operator-only reads (lineage, metrics, federation) join them.
  */
-export function requiresOperator(method: string, path: string): boolean {
-  // Routing is case-sensitive (app.ts), so `/A2A/…` is not found anyway; deciding case-blind here keeps this check
-  // fail-closed should routing ever be relaxed.
-  const p = stripApiPrefix(path.toLowerCase())
+function requiresOperator(method: string, p: string): boolean {
   if (isNodeWide(p)) return true
   return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')
 }
 
 /**
  * Endpoints about the whole node rather than one tenant: the audit chain (every tenant's tasks), federation and
- * metrics. Only an operator token that is not bound to a tenant reaches them. `p` is lower-case, unprefixed.
+ * metrics. Only an operator token that is not bound to a tenant reaches them.
  */
 function isNodeWide(p: string): boolean {
   return p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics'
@@ -29,10 +35,10 @@ export function authorize(): RequestHandler {
     if (caller.role === 'metrics' && !isPublicPath(req.path) && !(req.path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD'))) {
       throw new AppError('forbidden', 'The metrics token can only read /metrics', { extra: { required_permission: 'admin:manage' } })
     }
-    if (caller.role === 'agent' && requiresOperator(req.method, req.path)) {
+    if (caller.role === 'agent' && requiresOperator(req.method, accessPath(req.path))) {
       throw new AppError('forbidden', 'Agent tokens cannot access operator-only endpoints', { extra: { required_permission: 'admin:manage' } })
     }
-    if (caller.role === 'operator' && caller.tenantBound && isNodeWide(stripApiPrefix(req.path.toLowerCase()))) {
+    if (caller.role === 'operator' && caller.tenantBound && isNodeWide(accessPath(req.path))) {
       throw new AppError('forbidden', 'Operator tokens bound to a tenant cannot access node-wide endpoints', { extra: { required_permission: 'admin:manage' } })
     }
     next()

@@ -87,16 +87,15 @@ export function pythonUtf8DecodeText(bytes: Uint8Array, fault: Utf8Fault): strin
 export type BodyVerifier = (req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: string) => void
 
 /**
- * A body-parser `verify` function that refuses a body declared (or defaulted) as UTF-8 when its bytes are not UTF-8
- * (with `anyCharset`, whatever the request declares: for a raw parser whose bytes are read as UTF-8 regardless).
+ * A body-parser `verify` function that refuses a body whose bytes are not UTF-8, whatever charset it declares (the
+ * caller decides about the charset: JSON refuses any other, `/a2a/v0/tasks` reads its bytes as UTF-8 regardless).
  * body-parser would otherwise decode it with U+FFFD in place of every bad sequence, silently changing what the
  * client sent (RFC 8259 §8.1: JSON exchanged between systems is UTF-8). It sees the bytes after any
  * Content-Encoding is undone. The AppError it throws reaches the error handler as is (body-parser only adds
  * properties to it), so `refuse` decides the answer.
  */
-export function requireUtf8(refuse: (fault: Utf8Fault, bytes: Buffer) => AppError, { anyCharset = false } = {}): BodyVerifier {
-  return (_req, _res, buf, encoding) => {
-    if (!anyCharset && !/^utf-?8$/i.test(String(encoding))) return
+export function requireUtf8(refuse: (fault: Utf8Fault, bytes: Buffer) => AppError): BodyVerifier {
+  return (_req, _res, buf) => {
     // A byte order mark is dropped before decoding (by body-parser, and by Python's utf-8-sig), so offsets start after it.
     const body = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? buf.subarray(3) : buf
     const fault = findUtf8Fault(body)

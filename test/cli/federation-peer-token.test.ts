@@ -1,13 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseCardFile } from '../../src/cards/index.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
-import { type SpawnedServer, runCli, spawnServer } from '../helpers/cli.js'
-
-const TOKEN_A = 'org-a-operator-token-0123456789'
-const TOKEN_B = 'org-b-operator-token-0123456789'
+import { type SpawnedServer, runCli } from '../helpers/cli.js'
+import { TOKEN_A, TOKEN_B, fetchJson as json, startOrgPair } from './org-pair.js'
 const HINT =
   'the peer wants a valid bearer token: pass it with `federation sync --peer-token <token>` (this run only), or set BERNSTEIN_PEER_TOKEN or ' +
   'BERNSTEIN_PEER_TOKENS (<peer url>=<token>,...) for the CLI and the server; tokens are never stored'
@@ -17,32 +12,19 @@ const HINT =
  * it says which delegation failed and how to pass the token, and exits 1; `sync --peer-token` settles it.
  */
 describe('federation sync --peer-token between two spawned servers', () => {
-  const dirs: string[] = []
   let a: SpawnedServer
   let b: SpawnedServer
   let envA: Record<string, string>
+  let stop: (() => Promise<void>) | undefined
   let fingerprint: string
 
   beforeAll(async () => {
-    const dirA = mkdtempSync(join(tmpdir(), 'fed-token-a-'))
-    const dirB = mkdtempSync(join(tmpdir(), 'fed-token-b-'))
-    dirs.push(dirA, dirB)
     // No BERNSTEIN_PEER_TOKEN(S) anywhere: the token exists only on the command lines below.
-    envA = { BERNSTEIN_DATA_DIR: dirA, BERNSTEIN_AUTH_TOKEN: TOKEN_A, BERNSTEIN_A2A_ISSUER: 'org-a', BERNSTEIN_PEER_TOKEN: '', BERNSTEIN_PEER_TOKENS: '' }
-    a = await spawnServer(envA)
-    b = await spawnServer({ BERNSTEIN_DATA_DIR: dirB, BERNSTEIN_AUTH_TOKEN: TOKEN_B, BERNSTEIN_A2A_ISSUER: 'org-b' })
+    ;({ a, b, envA, stop } = await startOrgPair({ BERNSTEIN_PEER_TOKEN: '', BERNSTEIN_PEER_TOKENS: '' }))
     fingerprint = keyFingerprint(parseCardFile(await (await fetch(`${b.url}/.well-known/a2a-capability-card.json`)).text()).card.public_key_pem)
   }, 60_000)
 
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-  })
-
-  const json = async (url: string, token: string, init: RequestInit = {}): Promise<Record<string, unknown>> => {
-    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })
-    return (await res.json()) as Record<string, unknown>
-  }
+  afterAll(async () => stop?.())
   const ledger = async (): Promise<Record<string, unknown>[]> => JSON.parse((await runCli(['--json', 'federation', 'list'], envA)).stdout) as Record<string, unknown>[]
 
   /** Creates a task at A and delegates it to B; returns the ledger row and B's linked task id. */

@@ -1,41 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseCardFile } from '../../src/cards/index.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import type { A2AMessage } from '../../src/a2a/a2a-task.js'
 import { connect } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
-import { type SpawnedServer, runCli, spawnServer } from '../helpers/cli.js'
-
-const TOKEN_A = 'org-a-operator-token-0123456789'
-const TOKEN_B = 'org-b-operator-token-0123456789'
+import { type SpawnedServer, runCli } from '../helpers/cli.js'
+import { TOKEN_A, TOKEN_B, fetchJson as json, startOrgPair } from './org-pair.js'
 
 describe('delegate and federation commands between two spawned servers', () => {
-  const dirs: string[] = []
   let a: SpawnedServer
   let b: SpawnedServer
   let envA: Record<string, string>
+  let stop: (() => Promise<void>) | undefined
 
   beforeAll(async () => {
-    const dirA = mkdtempSync(join(tmpdir(), 'fed-a-'))
-    const dirB = mkdtempSync(join(tmpdir(), 'fed-b-'))
-    dirs.push(dirA, dirB)
-    envA = { BERNSTEIN_DATA_DIR: dirA, BERNSTEIN_AUTH_TOKEN: TOKEN_A, BERNSTEIN_A2A_ISSUER: 'org-a' }
-    a = await spawnServer(envA)
-    b = await spawnServer({ BERNSTEIN_DATA_DIR: dirB, BERNSTEIN_AUTH_TOKEN: TOKEN_B, BERNSTEIN_A2A_ISSUER: 'org-b', BERNSTEIN_A2A_COST_CAP_USD: '5' })
+    ;({ a, b, envA, stop } = await startOrgPair({}, { BERNSTEIN_A2A_COST_CAP_USD: '5' }))
   }, 60_000)
 
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-  })
-
-  const json = async (url: string, token: string, init: RequestInit = {}): Promise<Record<string, unknown>> => {
-    const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } })
-    return (await res.json()) as Record<string, unknown>
-  }
+  afterAll(async () => stop?.())
 
   const peerTaskIds = async (): Promise<string[]> => {
     const page = await json(`${b.url}/tasks?limit=500`, TOKEN_B)

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { type ApiClient, createApiClient, fetchAndVerifyPeerCard, sendAndWait, verifyTaskReceipt } from '../../src/client/index.js'
 import { OPEN_REQUIREMENTS } from '../../src/cards/policy-gate.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { OPERATOR_TOKEN, type TestApp, publishedJwks, startTestApp } from '../helpers/test-app.js'
 
 /** A clock and a sleep that advance together without waiting, recording each wait. */
 function virtualTime(onSleep: (waits: number[]) => Promise<void> | void = () => {}) {
@@ -24,7 +24,7 @@ describe('client SDK helpers against the real server', () => {
   let jwks: unknown
   beforeAll(async () => {
     t = await startTestApp()
-    jwks = (await rawRequest(t.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+    jwks = await publishedJwks(t.url)
   })
   afterAll(async () => t.close())
 

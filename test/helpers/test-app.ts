@@ -145,3 +145,8 @@ export async function rawRequest(
   }
   return { status: res.status, headers: res.headers, text, json }
 }
+
+/** The node's published JWKS (`GET /.well-known/agent.json/keys`, no token), what a peer verifies receipts against. */
+export async function publishedJwks(url: string): Promise<unknown> {
+  return (await rawRequest(url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+}

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
 import { verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import { testEngines } from '../helpers/engines.js'
-import { TEST_AUDIT_KEY, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { TEST_AUDIT_KEY, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 const ROUNDS = 12
 const ARTIFACTS = 5
@@ -19,7 +19,7 @@ for (const engine of testEngines()) {
     let jwks: unknown
     beforeAll(async () => {
       app = await startTestApp({ engine })
-      jwks = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+      jwks = await publishedJwks(app.url)
     })
     afterAll(async () => app.close())
 

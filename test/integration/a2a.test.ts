@@ -6,7 +6,7 @@ import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type TaskStatus } from '../../src/tasks/task.js'
 import { type SteppedClock, steppedClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { OPERATOR_TOKEN, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 type Task = components['schemas']['Task']
 type A2ATask = components['schemas']['A2ATaskResponse']
@@ -102,7 +102,7 @@ for (const engine of testEngines()) {
     beforeAll(async () => {
       clock = steppedClock()
       t = await startTestApp({ engine, clock })
-      jwks = (await rawRequest(t.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+      jwks = await publishedJwks(t.url)
     })
     afterAll(async () => {
       await t?.close()

@@ -4,7 +4,7 @@ import { checkAgentCardConformance } from '../../src/agent-card/index.js'
 import { consumePeerCard, parseCardFile, verifyCapabilityCard } from '../../src/cards/index.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { testEngines } from '../helpers/engines.js'
-import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 for (const engine of testEngines()) {
   describe(`receipts and the published identity (${engine})`, () => {
@@ -12,7 +12,7 @@ for (const engine of testEngines()) {
     let jwks: unknown
     beforeAll(async () => {
       app = await startTestApp({ engine })
-      jwks = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+      jwks = await publishedJwks(app.url)
     })
     afterAll(async () => app.close())
 

@@ -6,10 +6,10 @@
  */
 import http from 'node:http'
 import { gzipSync } from 'node:zlib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
-import { type StoreDump, type World, concretePath, loadOperations, makeWorld, manualClock, openStoreDump, validBody } from './support.js'
+import { OPERATOR_TOKEN, rawRequest } from '../helpers/test-app.js'
+import { concretePath, loadOperations, validBody, worldFixture } from './support.js'
 
 const OPERATIONS = loadOperations()
 const WITH_BODY = OPERATIONS.filter((op) => op.hasBody)
@@ -50,19 +50,7 @@ function getWithBody(url: string, path: string, headers: Readonly<Record<string,
 
 for (const engine of testEngines()) {
   describe(`bodies refused before validation get a documented status (${engine})`, () => {
-    let app: TestApp
-    let world: World
-    let store: StoreDump
-    beforeAll(async () => {
-      const clock = manualClock()
-      app = await startTestApp({ engine, clock })
-      world = await makeWorld(app, clock, 'claimed')
-      store = await openStoreDump(app)
-    })
-    afterAll(async () => {
-      await store.close()
-      await app.close()
-    })
+    const f = worldFixture(engine, 'claimed')
 
     it('covers every operation with a body', () => {
       expect(WITH_BODY.length).toBeGreaterThanOrEqual(20)
@@ -71,18 +59,18 @@ for (const engine of testEngines()) {
 
     for (const op of [...WITH_BODY, ...V0]) {
       it(`${op.method} ${op.path}`, async () => {
-        const before = await store.dump()
-        const json = JSON.stringify(validBody(op, world))
+        const before = await f.store.dump()
+        const json = JSON.stringify(validBody(op, f.world))
         // v0 reads the bytes as UTF-8 whatever the charset says (as Bernstein does): a charset is no refusal there.
         for (const refusal of V0.includes(op) ? CODINGS : [...CHARSETS, ...CODINGS]) {
-          const res = await rawRequest(app.url, { method: op.method, path: concretePath(op, world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': world.tenantA, ...refusal.headers }, body: refusal.body(json) })
+          const res = await rawRequest(f.app.url, { method: op.method, path: concretePath(op, f.world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': f.world.tenantA, ...refusal.headers }, body: refusal.body(json) })
           const label = `${refusal.name}: ${res.status} ${res.text.slice(0, 200)}`
           expect(res.status, label).toBeGreaterThanOrEqual(400)
           expect(op.statuses, label).toContain(res.status)
           expect(res.headers.get('content-type'), label).toMatch(/^application\/json/)
           expect(typeof (res.json as { detail?: unknown }).detail === 'string' || Array.isArray((res.json as { detail?: unknown }).detail), label).toBe(true)
         }
-        expect(await store.dump()).toEqual(before)
+        expect(await f.store.dump()).toEqual(before)
       })
     }
 
@@ -99,35 +87,35 @@ for (const engine of testEngines()) {
       // The answers without a body first (the first read of a discovery document signs and stores it).
       const plainStatus = new Map<string, number>()
       for (const op of gets) {
-        const plain = await rawRequest(app.url, { method: 'GET', path: concretePath(op, world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': world.tenantA } })
+        const plain = await rawRequest(f.app.url, { method: 'GET', path: concretePath(op, f.world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': f.world.tenantA } })
         plainStatus.set(op.path, plain.status)
       }
-      const before = await store.dump()
+      const before = await f.store.dump()
       for (const op of gets) {
-        const path = concretePath(op, world)
+        const path = concretePath(op, f.world)
         const plain = { status: plainStatus.get(op.path) }
         for (const body of hostile) {
-          const status = await getWithBody(app.url, path, { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': world.tenantA, ...body.headers }, body.body('{}'))
+          const status = await getWithBody(f.app.url, path, { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': f.world.tenantA, ...body.headers }, body.body('{}'))
           expect({ op: `${op.method} ${op.path}`, body: body.name, status }).toEqual({ op: `${op.method} ${op.path}`, body: body.name, status: plain.status })
         }
       }
-      expect(await store.dump()).toEqual(before)
+      expect(await f.store.dump()).toEqual(before)
     })
 
     it('v0 reads its body as UTF-8 whatever charset is declared, a byte order mark dropped, as Bernstein does', async () => {
       const [v0] = V0
-      const body = validBody(v0!, world) as { task: { message: string } }
+      const body = validBody(v0!, f.world) as { task: { message: string } }
       const message = `délégué ✓ ${body.task.message}`
       const json = JSON.stringify({ ...body, task: { ...body.task, message } })
-      const res = await rawRequest(app.url, {
+      const res = await rawRequest(f.app.url, {
         method: 'POST',
         path: '/a2a/v0/tasks',
         token: OPERATOR_TOKEN,
-        headers: { 'x-tenant-id': world.tenantA, 'content-type': 'application/json; charset=iso-8859-1' },
+        headers: { 'x-tenant-id': f.world.tenantA, 'content-type': 'application/json; charset=iso-8859-1' },
         body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json, 'utf8')]),
       })
       expect(res.status, res.text).toBe(202)
-      const created = await app.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: (res.json as { a2a_task_id: string }).a2a_task_id } }, headers: { 'x-tenant-id': world.tenantA } })
+      const created = await f.app.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: (res.json as { a2a_task_id: string }).a2a_task_id } }, headers: { 'x-tenant-id': f.world.tenantA } })
       expect(created.data?.message).toBe(message)
     })
   })

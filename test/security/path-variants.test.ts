@@ -5,10 +5,10 @@
  * every case and slash variant, with an agent token and with the operator's: a variant is never served, and
  * nothing is written.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
-import { type StoreDump, type World, concretePath, loadOperations, makeWorld, manualClock, openStoreDump, validBody } from './support.js'
+import { OPERATOR_TOKEN, rawRequest } from '../helpers/test-app.js'
+import { concretePath, loadOperations, validBody, worldFixture } from './support.js'
 
 const OPERATIONS = loadOperations()
 const NOT_FOUND = { detail: 'Not Found' }
@@ -32,29 +32,17 @@ function variants(concrete: string): string[] {
 
 for (const engine of testEngines()) {
   describe(`exact paths (${engine})`, () => {
-    let app: TestApp
-    let world: World
-    let store: StoreDump
-    beforeAll(async () => {
-      const clock = manualClock()
-      app = await startTestApp({ engine, clock })
-      world = await makeWorld(app, clock, 'claimed')
-      store = await openStoreDump(app)
-    })
-    afterAll(async () => {
-      await store.close()
-      await app.close()
-    })
+    const f = worldFixture(engine, 'claimed')
 
     it('every operation in a case or trailing-slash variant is not found, for an agent and for the operator, and writes nothing', async () => {
-      const before = await store.dump()
+      const before = await f.store.dump()
       let tried = 0
       for (const op of OPERATIONS) {
         if (op.rootPath === '/') continue // `/` has no name to vary; its slash variant is `//`.
-        const body = op.hasBody ? JSON.stringify(validBody(op, world)) : undefined
-        for (const path of variants(concretePath(op, world))) {
-          for (const token of [world.creds.agentA, OPERATOR_TOKEN]) {
-            const res = await rawRequest(app.url, { method: op.method, path, token, headers: { 'x-tenant-id': world.tenantA }, ...(body !== undefined && { body }) })
+        const body = op.hasBody ? JSON.stringify(validBody(op, f.world)) : undefined
+        for (const path of variants(concretePath(op, f.world))) {
+          for (const token of [f.world.creds.agentA, OPERATOR_TOKEN]) {
+            const res = await rawRequest(f.app.url, { method: op.method, path, token, headers: { 'x-tenant-id': f.world.tenantA }, ...(body !== undefined && { body }) })
             const label = `${op.method} ${path} as ${token === OPERATOR_TOKEN ? 'operator' : 'agent'}`
             // An agent may be refused before routing (the path is operator-only under any spelling) or not find it.
             if (res.status === 403) expect(res.json, label).toEqual(AGENT_FORBIDDEN)
@@ -68,16 +56,16 @@ for (const engine of testEngines()) {
         }
       }
       expect(tried).toBeGreaterThan(OPERATIONS.length * 2)
-      expect(await store.dump()).toEqual(before)
+      expect(await f.store.dump()).toEqual(before)
     })
 
     it('the exact paths still serve (the control for the variants above)', async () => {
-      const res = await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', token: OPERATOR_TOKEN, headers: { 'x-tenant-id': world.tenantA }, body: JSON.stringify({ sender: 'p', message: 'm' }) })
+      const res = await rawRequest(f.app.url, { method: 'POST', path: '/a2a/tasks/send', token: OPERATOR_TOKEN, headers: { 'x-tenant-id': f.world.tenantA }, body: JSON.stringify({ sender: 'p', message: 'm' }) })
       expect(res.status).toBe(201)
-      const refused = await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', token: world.creds.agentA, body: JSON.stringify({ sender: 'p', message: 'm' }) })
+      const refused = await rawRequest(f.app.url, { method: 'POST', path: '/a2a/tasks/send', token: f.world.creds.agentA, body: JSON.stringify({ sender: 'p', message: 'm' }) })
       expect(refused.status).toBe(403)
       expect(refused.json).toEqual(AGENT_FORBIDDEN)
-      expect((await rawRequest(app.url, { method: 'GET', path: '/health', token: null })).status).toBe(200)
+      expect((await rawRequest(f.app.url, { method: 'GET', path: '/health', token: null })).status).toBe(200)
     })
   })
 }

@@ -9,8 +9,10 @@ import { fileURLToPath } from 'node:url'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { parse } from 'yaml'
+import { afterAll, beforeAll } from 'vitest'
 import type { Clock } from '../../src/runtime.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest } from '../helpers/test-app.js'
+import type { Engine } from '../../src/store/engine.js'
+import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const OPENAPI_PATH = resolve(REPO_ROOT, 'openapi.yaml')
@@ -190,6 +192,46 @@ export async function makeWorld(app: TestApp, clock: ManualClock, state: TaskSta
     taskB: { id: String(other['id']) },
     creds: { agentA: agentA.token, agentAId: agentA.id, agentB: agentB.token, revokedA: revoked.token, expiredA: expired.token, boundOperatorA: boundOperator.token },
     tag,
+  }
+}
+
+export interface WorldFixture {
+  readonly app: TestApp
+  readonly world: World
+  /** Every table, read through an independent connection: equal dumps before and after mean nothing was written. */
+  readonly store: StoreDump
+}
+
+/**
+ * For one `describe`: a test app on `engine` with a controllable clock, a world whose target task is in `state`,
+ * and a dump of its store; all closed after the `describe`. Read the fields inside tests (they exist once
+ * `beforeAll` has run).
+ */
+export function worldFixture(engine: Engine, state: TaskState = 'open'): WorldFixture {
+  let ready: WorldFixture | undefined
+  beforeAll(async () => {
+    const clock = manualClock()
+    const app = await startTestApp({ engine, clock })
+    ready = { app, world: await makeWorld(app, clock, state), store: await openStoreDump(app) }
+  })
+  afterAll(async () => {
+    await ready?.store.close()
+    await ready?.app.close()
+  })
+  const get = (): WorldFixture => {
+    if (ready === undefined) throw new Error('worldFixture is read before its beforeAll ran')
+    return ready
+  }
+  return {
+    get app() {
+      return get().app
+    },
+    get world() {
+      return get().world
+    },
+    get store() {
+      return get().store
+    },
   }
 }
 
