@@ -23,6 +23,7 @@ import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, lastResortErrorHandler, problemHandler } from './http/problem.js'
 import type { RouteDefinition } from './http/route.js'
 import { operationDispatcher } from './http/dispatch.js'
+import { ValidatedBodies } from './http/validated-bodies.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
@@ -53,6 +54,8 @@ export interface App {
   readonly express: Express
   readonly services: Services
   readonly metrics: PrometheusMetrics
+  /** JSON bodies the response validator passed (null when responses are not validated). */
+  readonly validatedBodies: ValidatedBodies | null
 }
 
 const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
@@ -139,6 +142,8 @@ export function createApp(deps: AppDeps): App {
       validateApiSpec: deps.validateApiSpec ?? !contract.fromCheckedCopy,
       // Unknown query parameters are ignored, as FastAPI does (cache busters, tracing tags).
       validateRequests: { allErrors: true, allowUnknownQueryParameters: true },
+      // No coercion, removal or serialisation in response validation: it never changes a body, which the memo of
+      // validated bodies (ValidatedBodies) relies on to know that the bytes sent are the bytes it checked.
       validateResponses: deps.validateResponses === false ? false : { allErrors: true },
       validateSecurity: false,
       // The contract has no multipart operation: no upload parser (a multipart body still gets the contract's 415).
@@ -148,7 +153,8 @@ export function createApp(deps: AppDeps): App {
   )
 
   const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
-  app.use(operationDispatcher(routes, (template) => contract.document.paths[template] !== undefined))
+  const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()
+  app.use(operationDispatcher(routes, (template) => contract.document.paths[template] !== undefined, validatedBodies))
   app.use(() => {
     throw new AppError('not_found', 'Not Found')
   })
@@ -156,5 +162,5 @@ export function createApp(deps: AppDeps): App {
   // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
   // must still end as the contract's 500, never as Express's HTML page with a stack trace.
   app.use(lastResortErrorHandler(logger))
-  return { express: app, services, metrics }
+  return { express: app, services, metrics, validatedBodies }
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express'
 import { API_PREFIX } from './auth.js'
-import type { RouteDefinition } from './route.js'
+import { type RouteDefinition, writeReply } from './route.js'
+import type { ValidatedBodies } from './validated-bodies.js'
 
 /** What express-openapi-validator leaves on a request it matched to an operation of the contract. */
 interface ValidatedRequest {
@@ -23,20 +24,23 @@ export function validatedOperation(req: object): { readonly template: string; re
  * Hands a request to the handler of the operation the contract validator matched it to: one map lookup, instead
  * of Express walking a route layer per documented path (two per operation with the `/api/v1` mirrors) and matching
  * the path a second time, possibly differently from the validator. A request the validator did not match (it has
- * already answered 404/405 for the paths it manages) falls through to the next middleware.
+ * already answered 404/405 for the paths it manages) falls through to the next middleware. Replies are written by
+ * {@link writeReply}, with `validated` remembering the JSON bodies the response validator passed (null when
+ * responses are not validated).
  */
-export function operationDispatcher(routes: readonly RouteDefinition[], hasPath: (template: string) => boolean): RequestHandler {
-  const handlers = new Map<string, RequestHandler>()
+export function operationDispatcher(routes: readonly RouteDefinition[], hasPath: (template: string) => boolean, validated: ValidatedBodies | null): RequestHandler {
+  const handlers = new Map<string, RouteDefinition>()
   for (const r of routes) {
-    handlers.set(`${r.method.toUpperCase()} ${r.path}`, r.handler)
-    if (hasPath(API_PREFIX + r.path)) handlers.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, r.handler)
+    handlers.set(`${r.method.toUpperCase()} ${r.path}`, r)
+    if (hasPath(API_PREFIX + r.path)) handlers.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, r)
   }
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const matched = (req as ValidatedRequest).openapi
-    const handler = matched?.openApiRoute === undefined ? undefined : handlers.get(`${req.method} ${matched.openApiRoute}`)
-    if (handler === undefined) return next()
+    const operation = matched?.openApiRoute === undefined ? undefined : `${req.method} ${matched.openApiRoute}`
+    const target = operation === undefined ? undefined : handlers.get(operation)
+    if (operation === undefined || target === undefined) return next()
     // Express resets req.params for every middleware layer; the validator's (decoded, coerced) ones are the truth.
     req.params = matched?.pathParams ?? {}
-    return handler(req, res, next)
+    writeReply(res, await target.handle(req, res), operation, validated)
   }
 }

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import type { RequestHandler } from 'express'
+import type { Request, Response } from 'express'
 import type { JsonBody, OperationId, OperationResult, PathParams, QueryParams } from '../contract.js'
 import type { Caller } from './caller.js'
+import type { ValidatedBodies } from './validated-bodies.js'
 
 /** What a handler sees: contract types in, the caller, nothing of Express. */
 export interface HttpInput<Id extends OperationId> {
@@ -24,12 +25,16 @@ export interface RawReply<Status extends number = number> {
 
 export type Reply<Id extends OperationId> = OperationResult<Id> | RawReply<OperationResult<Id>['status']>
 
+/** What any route's handler answers (each route's own {@link Reply} type, erased for the dispatcher). */
+export type AnyReply = RawReply | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+
 export interface RouteDefinition {
   readonly operationId: OperationId
   readonly method: 'get' | 'post'
   /** The contract's path at the root; the same handler also serves it under `/api/v1`. */
   readonly path: string
-  readonly handler: RequestHandler
+  /** Reads the request and answers; the dispatcher writes the answer ({@link writeReply}). */
+  readonly handle: (req: Request, res: Response) => Promise<AnyReply>
 }
 
 /**
@@ -42,23 +47,53 @@ export function route<Id extends OperationId>(
   path: string,
   handle: (input: HttpInput<NoInfer<Id>>) => Promise<Reply<NoInfer<Id>>>,
 ): RouteDefinition {
-  const handler: RequestHandler = async (req, res) => {
-    const reply = await handle({
-      params: req.params as PathParams<Id>,
-      query: req.query as QueryParams<Id>,
-      body: req.body as JsonBody<Id>,
-      caller: res.locals['caller'] as Caller,
-      headers: req.headers,
-      rawBody: typeof (req as { rawBody?: unknown }).rawBody === 'string' ? (req as unknown as { rawBody: string }).rawBody : undefined,
-    })
-    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value)
-    if ('raw' in reply) {
-      res.status(reply.status).type(reply.contentType).send(reply.raw)
-    } else if (reply.body === undefined) {
-      res.status(reply.status).end()
-    } else {
-      res.status(reply.status).json(reply.body)
-    }
+  return {
+    operationId,
+    method,
+    path,
+    handle: (req, res) =>
+      handle({
+        params: req.params as PathParams<Id>,
+        query: req.query as QueryParams<Id>,
+        body: req.body as JsonBody<Id>,
+        caller: res.locals['caller'] as Caller,
+        headers: req.headers,
+        rawBody: typeof (req as { rawBody?: unknown }).rawBody === 'string' ? (req as unknown as { rawBody: string }).rawBody : undefined,
+      }),
   }
-  return { operationId, method, path, handler }
+}
+
+/**
+ * Writes a reply. A JSON body goes through `res.json`, where the response validator checks it; with `validated`,
+ * bytes identical to a body it passed before for the same operation and status are sent as they are, and bodies
+ * it passes now are remembered. `operation` names the matched operation (`GET /a2a/tasks/{a2a_task_id}`).
+ */
+export function writeReply(res: Response, reply: AnyReply, operation: string, validated: ValidatedBodies | null): void {
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value)
+  res.status(reply.status)
+  if ('raw' in reply) {
+    res.type(reply.contentType).send(reply.raw)
+    return
+  }
+  if (reply.body === undefined) {
+    res.end()
+    return
+  }
+  // Only successes are remembered: errors are rendered by the problem handler, and the validator leaves 5xx alone.
+  if (validated === null || reply.status < 200 || reply.status >= 300) {
+    res.json(reply.body)
+    return
+  }
+  // The same text `res.json` would send (Express stringifies without replacer or spacing, as configured in app.ts).
+  const text = JSON.stringify(reply.body)
+  const key = validated.keyOf(operation, reply.status, text)
+  if (key !== null && validated.has(key)) {
+    if (res.get('Content-Type') === undefined) res.set('Content-Type', 'application/json')
+    res.send(text)
+    return
+  }
+  res.json(reply.body)
+  // The validator runs inside res.json and, when it refuses the body, answers 500 in its place before returning:
+  // a response already sent with the intended status is one it passed.
+  if (key !== null && res.headersSent && res.statusCode === reply.status) validated.add(key)
 }
