@@ -17,6 +17,7 @@ interface Guard {
  *   `DatabaseUnavailable`, whichever query or pool checkout hit it;
  * - a checked-out client whose server goes away between two queries of a transaction emits `error` while
  *   pg-pool has no listener on it (the process would crash); the guard listens and marks it broken;
+ * - so does a new client that loses its server before the caller has it (guarded from the pool's `connect` event);
  * - a broken client fails its remaining queries at once (the `rollback` after a lost connection would otherwise
  *   wait for the query timeout) and is destroyed on release instead of going back to the pool.
  */
@@ -52,6 +53,14 @@ export function guardedPool(pool: pg.Pool): PostgresPool {
     return guard
   }
 
+  // Guarded as soon as the pool has connected it: pg-pool takes its own error listener off a new client before
+  // handing it over, and `pool.connect()` resolves a turn later, so an error arriving in between (a backend
+  // terminated right after it started, read in the same chunk as its ReadyForQuery) had no listener and crashed the
+  // process. Such a client is handed out broken: its first query fails as unavailable and release destroys it.
+  pool.on('connect', (client) => {
+    guardOf(client)
+  })
+
   return {
     async connect() {
       let client: pg.PoolClient
@@ -60,10 +69,8 @@ export function guardedPool(pool: pg.Pool): PostgresPool {
       } catch (error) {
         throw asUnavailable(error)
       }
-      const guard = guardOf(client)
-      // A pooled client is only handed out healthy; `broken` is per lease.
-      guard.broken = false
-      return guard.view
+      // A client never goes back to the pool broken (release destroys it), so an idle one handed out is healthy.
+      return guardOf(client).view
     },
     end: () => pool.end(),
   }
