@@ -13,14 +13,15 @@ announceSkip('test/pg/pg-pool.test.ts')
 
 /** A client whose server terminates it right after the pool has connected it, before anyone has used it. */
 class TerminatedAfterConnect extends pg.Client {
-  override connect(callback?: (error: Error) => void): Promise<void> {
+  override connect(): Promise<pg.Client>
+  override connect(callback: (error: Error) => void): void
+  override connect(callback?: (error: Error) => void): Promise<pg.Client> | void {
     if (callback === undefined) return super.connect()
-    super.connect((error) => {
+    super.connect((error: Error) => {
       // pg-pool's callback hands the client to the waiting caller and takes its own error listener off.
       callback(error)
       if (!error) this.emit('error', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' }))
     })
-    return Promise.resolve()
   }
 }
 
@@ -32,7 +33,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('the guarded PostgreSQL pool'), () => {
   })
 
   it('hands out a connection lost before its first use as broken: its query fails as unavailable and release destroys it', async () => {
-    pool = new pg.Pool({ connectionString: PG_URL, max: 1, Client: TerminatedAfterConnect })
+    pool = new pg.Pool({ connectionString: PG_URL ?? '', max: 1, Client: TerminatedAfterConnect })
     pool.on('error', () => {})
     const guarded = guardedPool(pool)
     const client = await guarded.connect()
@@ -41,7 +42,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('the guarded PostgreSQL pool'), () => {
     expect(pool.totalCount).toBe(0)
 
     // And a connection that keeps its server is handed out healthy and goes back to its pool.
-    const healthy = new pg.Pool({ connectionString: PG_URL, max: 1 })
+    const healthy = new pg.Pool({ connectionString: PG_URL ?? '', max: 1 })
     try {
       const fine = await guardedPool(healthy).connect()
       expect((await fine.query('select 1 as one', [])).rows).toEqual([{ one: 1 }])
