@@ -25,14 +25,17 @@ export function validatedOperation(req: object): { readonly template: string; re
  * of Express walking a route layer per documented path (two per operation with the `/api/v1` mirrors) and matching
  * the path a second time, possibly differently from the validator. A request the validator did not match (it has
  * already answered 404/405 for the paths it manages) falls through to the next middleware. Replies are written by
- * {@link writeReply}, with `validated` remembering the JSON bodies the response validator passed (null when
- * responses are not validated).
+ * {@link writeReply}, with `validated` remembering the JSON bodies of reads the response validator passed (null
+ * when responses are not validated).
  */
 export function operationDispatcher(routes: readonly RouteDefinition[], hasPath: (template: string) => boolean, validated: ValidatedBodies | null): RequestHandler {
-  const handlers = new Map<string, RouteDefinition>()
+  const handlers = new Map<string, { readonly route: RouteDefinition; readonly validated: ValidatedBodies | null }>()
   for (const r of routes) {
-    handlers.set(`${r.method.toUpperCase()} ${r.path}`, r)
-    if (hasPath(API_PREFIX + r.path)) handlers.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, r)
+    // Reads only: a read polled again answers the same bytes, while a write's answer (a new id, a new receipt) is
+    // new every time, so remembering it would only push reads out.
+    const target = { route: r, validated: r.method === 'get' ? validated : null }
+    handlers.set(`${r.method.toUpperCase()} ${r.path}`, target)
+    if (hasPath(API_PREFIX + r.path)) handlers.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, target)
   }
   return async (req, res, next) => {
     const matched = (req as ValidatedRequest).openapi
@@ -41,6 +44,6 @@ export function operationDispatcher(routes: readonly RouteDefinition[], hasPath:
     if (operation === undefined || target === undefined) return next()
     // Express resets req.params for every middleware layer; the validator's (decoded, coerced) ones are the truth.
     req.params = matched?.pathParams ?? {}
-    writeReply(res, await target.handle(req, res), operation, validated)
+    writeReply(res, await target.route.handle(req, res), operation, target.validated)
   }
 }
