@@ -29,21 +29,23 @@ export function validatedOperation(req: object): { readonly template: string; re
  * when responses are not validated).
  */
 export function operationDispatcher(routes: readonly RouteDefinition[], hasPath: (template: string) => boolean, validated: ValidatedBodies | null): RequestHandler {
-  const handlers = new Map<string, { readonly route: RouteDefinition; readonly validated: ValidatedBodies | null }>()
+  /** By `METHOD template`, which also names the operation to the memo of validated bodies. */
+  const targets = new Map<string, { readonly route: RouteDefinition; readonly validated: ValidatedBodies | null }>()
   for (const r of routes) {
     // Reads only: a read polled again answers the same bytes, while a write's answer (a new id, a new receipt) is
     // new every time, so remembering it would only push reads out.
     const target = { route: r, validated: r.method === 'get' ? validated : null }
-    handlers.set(`${r.method.toUpperCase()} ${r.path}`, target)
-    if (hasPath(API_PREFIX + r.path)) handlers.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, target)
+    targets.set(`${r.method.toUpperCase()} ${r.path}`, target)
+    if (hasPath(API_PREFIX + r.path)) targets.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, target)
   }
   return async (req, res, next) => {
     const matched = (req as ValidatedRequest).openapi
-    const operation = matched?.openApiRoute === undefined ? undefined : `${req.method} ${matched.openApiRoute}`
-    const target = operation === undefined ? undefined : handlers.get(operation)
-    if (operation === undefined || target === undefined) return next()
+    if (matched?.openApiRoute === undefined) return next()
+    const operation = `${req.method} ${matched.openApiRoute}`
+    const target = targets.get(operation)
+    if (target === undefined) return next()
     // Express resets req.params for every middleware layer; the validator's (decoded, coerced) ones are the truth.
-    req.params = matched?.pathParams ?? {}
+    req.params = matched.pathParams ?? {}
     writeReply(res, await target.route.handle(req, res), operation, target.validated)
   }
 }
