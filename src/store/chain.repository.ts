@@ -34,6 +34,25 @@ const INSERT_ENTRY = new ReusableInsert<Selectable<ChainEntryTable>>('chain_entr
 const UPDATE_HEAD = new ReusableQuery(3, (db, chain: string, headHash: string, length: number) =>
   db.updateTable('chain_heads').set({ head_hash: headHash, length }).where('chain', '=', chain),
 )
+/**
+ * PostgreSQL: the entry and the head it becomes in one statement (a data-modifying CTE; the head is set from the
+ * inserted row's RETURNING values), one round trip instead of two while the head's lock is held.
+ */
+const APPEND_AND_MOVE_HEAD = new ReusableQuery(
+  6,
+  (db, chain: string, position: number, entryHash: string, ticketId: string | null, trackerName: string | null, line: string) =>
+    db
+      .with('appended', (qc) =>
+        qc
+          .insertInto('chain_entries')
+          .values({ chain, position, entry_hash: entryHash, ticket_id: ticketId, tracker_name: trackerName, line })
+          .returning(['chain', 'position', 'entry_hash']),
+      )
+      .updateTable('chain_heads')
+      .from('appended')
+      .set((eb) => ({ head_hash: eb.ref('appended.entry_hash'), length: eb.ref('appended.position') }))
+      .whereRef('chain_heads.chain', '=', 'appended.chain'),
+)
 
 /**
  * Append-only chains. Callers append inside a transaction after `lockHead`, which on PostgreSQL takes the
@@ -73,6 +92,10 @@ export class ChainRepository {
   /** Appends after a `lockHead` in the same transaction; `previous` is what `lockHead` returned. */
   async append(chain: string, previous: ChainHead, entry: Omit<ChainLine, 'position'>): Promise<number> {
     const position = previous.length + 1
+    if (this.#engine === 'postgres') {
+      await APPEND_AND_MOVE_HEAD.execute(this.#db, this.#engine, chain, position, entry.entryHash, entry.ticketId, entry.trackerName, entry.line)
+      return position
+    }
     await INSERT_ENTRY.execute(this.#db, this.#engine, { chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
     await UPDATE_HEAD.execute(this.#db, this.#engine, chain, entry.entryHash, position)
     return position

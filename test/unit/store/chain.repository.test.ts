@@ -1,0 +1,64 @@
+/**
+ * ChainRepository on each engine: an append stores the entry at the next position and moves that chain's head to
+ * it (on PostgreSQL in one statement), leaves other chains alone, and an append that cannot be stored moves nothing.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { connect, migrateToLatest } from '../../../src/store/connect.js'
+import { Store } from '../../../src/store/store.js'
+import { type TestDatabase, createTestDatabase, testEngines } from '../../helpers/engines.js'
+
+const open: { store: Store; database: TestDatabase }[] = []
+afterEach(async () => {
+  for (const { store, database } of open.splice(0)) {
+    await store.close()
+    await database.drop()
+  }
+})
+
+async function freshStore(engine: 'sqlite' | 'postgres'): Promise<Store> {
+  const database = await createTestDatabase(engine)
+  const connection = connect(database.options)
+  const migrated = await migrateToLatest(connection)
+  if (migrated.error) throw migrated.error
+  const store = new Store(connection)
+  open.push({ store, database })
+  return store
+}
+
+const entry = (hash: string, ticketId: string | null = null) => ({ entryHash: hash, ticketId, trackerName: ticketId === null ? null : 'bernstein', line: `{"h":"${hash}"}` })
+
+describe.each(testEngines())('ChainRepository on %s', (engine) => {
+  it('appends at the next position and moves only that chain’s head', async () => {
+    const store = await freshStore(engine)
+    await store.transaction(async (repos) => {
+      await repos.chains.lockHead('other', 'genesis-other')
+    })
+    const positions = await store.transaction(async (repos) => {
+      const first = await repos.chains.lockHead('main', 'genesis')
+      expect(first).toEqual({ headHash: 'genesis', length: 0 })
+      const p1 = await repos.chains.append('main', first, entry('h1', 't1'))
+      const p2 = await repos.chains.append('main', { headHash: 'h1', length: p1 }, entry('h2'))
+      return [p1, p2]
+    })
+    expect(positions).toEqual([1, 2])
+    expect(await store.repos.chains.head('main')).toEqual({ headHash: 'h2', length: 2 })
+    expect(await store.repos.chains.head('other')).toEqual({ headHash: 'genesis-other', length: 0 })
+    expect(await store.repos.chains.list({ chain: 'main' })).toEqual([
+      { position: 1, entryHash: 'h1', ticketId: 't1', trackerName: 'bernstein', line: '{"h":"h1"}' },
+      { position: 2, entryHash: 'h2', ticketId: null, trackerName: null, line: '{"h":"h2"}' },
+    ])
+    expect(await store.repos.chains.list({ chain: 'other' })).toEqual([])
+  })
+
+  it('an append from a stale head (its position is taken) fails and moves neither the entries nor the head', async () => {
+    const store = await freshStore(engine)
+    const stale = await store.transaction(async (repos) => {
+      const head = await repos.chains.lockHead('main', 'genesis')
+      await repos.chains.append('main', head, entry('h1'))
+      return head
+    })
+    await expect(store.transaction((repos) => repos.chains.append('main', stale, entry('forked')))).rejects.toThrow()
+    expect(await store.repos.chains.head('main')).toEqual({ headHash: 'h1', length: 1 })
+    expect((await store.repos.chains.list({ chain: 'main' })).map((l) => l.entryHash)).toEqual(['h1'])
+  })
+})
