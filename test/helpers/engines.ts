@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import type { DatabaseOptions } from '../../src/store/connect.js'
+import { type Connection, type DatabaseOptions, connect, migrateToLatest } from '../../src/store/connect.js'
 
 export type TestEngine = 'sqlite' | 'postgres'
 
@@ -43,6 +43,31 @@ export async function createTestDatabase(engine: TestEngine): Promise<TestDataba
       await c.query(`drop schema if exists ${schema} cascade`)
       await c.end()
       rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface MigratedDatabase {
+  readonly connection: Connection
+  /** Closes the connection, then drops the database. */
+  close(): Promise<void>
+}
+
+/** A fresh database (see {@link createTestDatabase}) with every migration applied, and a connection to it. */
+export async function openMigratedDatabase(engine: TestEngine): Promise<MigratedDatabase> {
+  const database = await createTestDatabase(engine)
+  const connection = connect(database.options)
+  const migrated = await migrateToLatest(connection)
+  if (migrated.error) {
+    await connection.close()
+    await database.drop()
+    throw migrated.error
+  }
+  return {
+    connection,
+    async close() {
+      await connection.close()
+      await database.drop()
     },
   }
 }

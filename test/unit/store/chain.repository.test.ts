@@ -3,26 +3,18 @@
  * it (on PostgreSQL in one statement), leaves other chains alone, and an append that cannot be stored moves nothing.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { connect, migrateToLatest } from '../../../src/store/connect.js'
 import { Store } from '../../../src/store/store.js'
-import { type TestDatabase, createTestDatabase, testEngines } from '../../helpers/engines.js'
+import { type MigratedDatabase, openMigratedDatabase, testEngines } from '../../helpers/engines.js'
 
-const open: { store: Store; database: TestDatabase }[] = []
+const open: MigratedDatabase[] = []
 afterEach(async () => {
-  for (const { store, database } of open.splice(0)) {
-    await store.close()
-    await database.drop()
-  }
+  for (const database of open.splice(0)) await database.close()
 })
 
 async function freshStore(engine: 'sqlite' | 'postgres'): Promise<Store> {
-  const database = await createTestDatabase(engine)
-  const connection = connect(database.options)
-  const migrated = await migrateToLatest(connection)
-  if (migrated.error) throw migrated.error
-  const store = new Store(connection)
-  open.push({ store, database })
-  return store
+  const database = await openMigratedDatabase(engine)
+  open.push(database)
+  return new Store(database.connection)
 }
 
 const entry = (hash: string, ticketId: string | null = null) => ({ entryHash: hash, ticketId, trackerName: ticketId === null ? null : 'bernstein', line: `{"h":"${hash}"}` })

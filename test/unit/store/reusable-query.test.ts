@@ -1,23 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Connection, connect, migrateToLatest } from '../../../src/store/connect.js'
+import type { Connection } from '../../../src/store/connect.js'
 import { ReusableInsert, ReusableQuery } from '../../../src/store/reusable-query.js'
-import { type TestDatabase, createTestDatabase, testEngines } from '../../helpers/engines.js'
+import { type MigratedDatabase, openMigratedDatabase, testEngines } from '../../helpers/engines.js'
 
-const open: { connection: Connection; database: TestDatabase }[] = []
+const open: MigratedDatabase[] = []
 afterEach(async () => {
-  for (const { connection, database } of open.splice(0)) {
-    await connection.close()
-    await database.drop()
-  }
+  for (const database of open.splice(0)) await database.close()
 })
 
 async function fresh(engine: 'sqlite' | 'postgres'): Promise<Connection> {
-  const database = await createTestDatabase(engine)
-  const connection = connect(database.options)
-  open.push({ connection, database })
-  const migrated = await migrateToLatest(connection)
-  if (migrated.error) throw migrated.error
-  return connection
+  const database = await openMigratedDatabase(engine)
+  open.push(database)
+  return database.connection
 }
 
 describe.each(testEngines())('ReusableQuery on %s', (engine) => {
