@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { afterEach } from 'vitest'
 import { type Connection, type DatabaseOptions, connect, migrateToLatest } from '../../src/store/connect.js'
 
 export type TestEngine = 'sqlite' | 'postgres'
@@ -47,14 +48,14 @@ export async function createTestDatabase(engine: TestEngine): Promise<TestDataba
   }
 }
 
-export interface MigratedDatabase {
+interface MigratedDatabase {
   readonly connection: Connection
   /** Closes the connection, then drops the database. */
   close(): Promise<void>
 }
 
 /** A fresh database (see {@link createTestDatabase}) with every migration applied, and a connection to it. */
-export async function openMigratedDatabase(engine: TestEngine): Promise<MigratedDatabase> {
+async function openMigratedDatabase(engine: TestEngine): Promise<MigratedDatabase> {
   const database = await createTestDatabase(engine)
   const connection = connect(database.options)
   const migrated = await migrateToLatest(connection)
@@ -69,5 +70,21 @@ export async function openMigratedDatabase(engine: TestEngine): Promise<Migrated
       await connection.close()
       await database.drop()
     },
+  }
+}
+
+/**
+ * For a test file: a function that opens a fresh migrated database and returns its connection; every database it
+ * opened is closed and dropped after each test.
+ */
+export function migratedDatabasePerTest(): (engine: TestEngine) => Promise<Connection> {
+  const open: MigratedDatabase[] = []
+  afterEach(async () => {
+    for (const database of open.splice(0)) await database.close()
+  })
+  return async (engine) => {
+    const database = await openMigratedDatabase(engine)
+    open.push(database)
+    return database.connection
   }
 }

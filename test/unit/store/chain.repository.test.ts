@@ -2,20 +2,12 @@
  * ChainRepository on each engine: an append stores the entry at the next position and moves that chain's head to
  * it (on PostgreSQL in one statement), leaves other chains alone, and an append that cannot be stored moves nothing.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Store } from '../../../src/store/store.js'
-import { type MigratedDatabase, openMigratedDatabase, testEngines } from '../../helpers/engines.js'
+import { migratedDatabasePerTest, testEngines } from '../../helpers/engines.js'
 
-const open: MigratedDatabase[] = []
-afterEach(async () => {
-  for (const database of open.splice(0)) await database.close()
-})
-
-async function freshStore(engine: 'sqlite' | 'postgres'): Promise<Store> {
-  const database = await openMigratedDatabase(engine)
-  open.push(database)
-  return new Store(database.connection)
-}
+const freshConnection = migratedDatabasePerTest()
+const freshStore = async (engine: 'sqlite' | 'postgres'): Promise<Store> => new Store(await freshConnection(engine))
 
 const entry = (hash: string, ticketId: string | null = null) => ({ entryHash: hash, ticketId, trackerName: ticketId === null ? null : 'bernstein', line: `{"h":"${hash}"}` })
 

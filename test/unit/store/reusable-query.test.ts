@@ -1,18 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import type { Connection } from '../../../src/store/connect.js'
+import { describe, expect, it } from 'vitest'
 import { ReusableInsert, ReusableQuery } from '../../../src/store/reusable-query.js'
-import { type MigratedDatabase, openMigratedDatabase, testEngines } from '../../helpers/engines.js'
+import { migratedDatabasePerTest, testEngines } from '../../helpers/engines.js'
 
-const open: MigratedDatabase[] = []
-afterEach(async () => {
-  for (const database of open.splice(0)) await database.close()
-})
-
-async function fresh(engine: 'sqlite' | 'postgres'): Promise<Connection> {
-  const database = await openMigratedDatabase(engine)
-  open.push(database)
-  return database.connection
-}
+const fresh = migratedDatabasePerTest()
 
 describe.each(testEngines())('ReusableQuery on %s', (engine) => {
   it('binds new values into the shape compiled on the first call, constants included', async () => {
