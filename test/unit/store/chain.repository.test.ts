@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest'
 import { Store } from '../../../src/store/store.js'
-import { migratedDatabasePerTest, testEngines } from '../../helpers/engines.js'
+import { type TestEngine, migratedDatabasePerTest, testEngines } from '../../helpers/engines.js'
 
 const freshConnection = migratedDatabasePerTest()
-const freshStore = async (engine: 'sqlite' | 'postgres'): Promise<Store> => new Store(await freshConnection(engine))
+const freshStore = async (engine: TestEngine): Promise<Store> => new Store(await freshConnection(engine))
 
 const entry = (hash: string, ticketId: string | null = null) => ({ entryHash: hash, ticketId, trackerName: ticketId === null ? null : 'bernstein', line: `{"h":"${hash}"}` })
 
@@ -41,7 +41,7 @@ describe.each(testEngines())('ChainRepository on %s', (engine) => {
       await repos.chains.append('main', head, entry('h1'))
       return head
     })
-    await expect(store.transaction((repos) => repos.chains.append('main', stale, entry('forked')))).rejects.toThrow()
+    await expect(store.transaction((repos) => repos.chains.append('main', stale, entry('forked')))).rejects.toThrow(/UNIQUE constraint failed|duplicate key value violates unique constraint/)
     expect(await store.repos.chains.head('main')).toEqual({ headHash: 'h1', length: 1 })
     expect((await store.repos.chains.list({ chain: 'main' })).map((l) => l.entryHash)).toEqual(['h1'])
   })
