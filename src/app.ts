@@ -29,6 +29,7 @@ import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
 import { compactValidatorRouteMap, memoizeValidatorRouteCompilation } from './http/validator-route-cache.js'
 import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
+import { markBundled, resolveLocalRefsWithoutCompiling, skipBundlingOfBundledDocuments } from './http/validator-document-load.js'
 
 export interface AppDeps extends ServiceDeps {
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
@@ -136,9 +137,13 @@ export function createApp(deps: AppDeps): App {
   memoizeValidatorRouteCompilation()
   compactValidatorRouteMap()
   deferOpenApiSchemaCompilation()
+  skipBundlingOfBundledDocuments()
+  resolveLocalRefsWithoutCompiling()
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: contract.validatorDocument as never,
+      // The checked copy of the shipped contract is a fixed point of the validator's bundling (the test suite bundles
+      // it and compares); a document parsed from YAML that differs is bundled as usual.
+      apiSpec: (contract.fromCheckedCopy ? markBundled(contract.validatorDocument) : contract.validatorDocument) as never,
       validateApiSpec: deps.validateApiSpec ?? !contract.fromCheckedCopy,
       // Unknown query parameters are ignored, as FastAPI does (cache busters, tracing tags).
       validateRequests: { allErrors: true, allowUnknownQueryParameters: true },
