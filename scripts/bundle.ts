@@ -5,7 +5,8 @@
  * Why: start-up was dominated by loading about a thousand small modules (express and its middleware, ajv, kysely,
  * jose…): resolving, reading and compiling each one. One file cuts that part by more than half, and dropping
  * whitespace and dead branches (names are kept) cuts V8's parse of it by another third. `dist/bundle/*.map` maps it
- * back to the compiled modules for stack traces (`NODE_OPTIONS=--enable-source-maps`).
+ * back to the compiled modules for stack traces (`NODE_OPTIONS=--enable-source-maps`). Several installed copies of
+ * one package version go into it once (scripts/dedupe-packages.ts).
  *
  * Left outside the bundle, and loaded from node_modules at run time:
  * - better-sqlite3: a native addon;
@@ -21,6 +22,7 @@ import { type Plugin, build } from 'esbuild'
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { dedupePackages } from './dedupe-packages.js'
 
 export const BUNDLE_EXTERNALS = ['better-sqlite3', 'path-to-regexp'] as const
 
@@ -51,7 +53,7 @@ export async function bundleCli(root: string): Promise<string> {
     format: 'esm',
     target: 'node20',
     external: [...BUNDLE_EXTERNALS],
-    plugins: [validatorContextOutside],
+    plugins: [validatorContextOutside, dedupePackages(join(root, 'node_modules'))],
     // CommonJS dependencies call require(); an ES module has none, so the bundle makes one for its own location.
     banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);" },
     minifyWhitespace: true,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BUNDLE_EXTERNALS, VALIDATOR_CONTEXT_MODULE } from '../../scripts/bundle.js'
+import { packageCopies, packageDirOf } from '../../scripts/dedupe-packages.js'
 import { loadContract } from '../../src/http/openapi-document.js'
 import { packageRoot } from '../../src/package-root.js'
 import { CLI_ENTRY, freePort } from '../helpers/cli.js'
@@ -27,6 +28,23 @@ describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the gl
     // …and compacts the route map of the validator's OpenApiContext, which must therefore come from there too.
     expect(bundle.includes(`require("${VALIDATOR_CONTEXT_MODULE}")`), 'the validator context required from node_modules').toBe(true)
     expect(bundle.includes('buildRouteMaps('), 'a bundled copy of the validator context').toBe(false)
+  })
+
+  it('holds one copy of each package version', () => {
+    const bundle = readFileSync(CLI_ENTRY[0]!, 'utf8')
+    // CommonJS modules keep their path as their key in the bundle: `"node_modules/…/index.js"(exports, module) {`.
+    const bundledDirs = new Set<string>()
+    for (const match of bundle.matchAll(/"(node_modules\/[^"]+)"\(/g)) {
+      const dir = packageDirOf(join(repoRoot, match[1]!))
+      if (dir !== null) bundledDirs.add(dir)
+    }
+    expect(bundledDirs.size).toBeGreaterThan(50)
+    const copies = packageCopies(join(repoRoot, 'node_modules'))
+    const duplicated = [...copies].filter(([, dirs]) => dirs.length > 1 && dirs.some((dir) => bundledDirs.has(dir)))
+    // The check means something: node_modules holds several copies of some version that the bundle uses…
+    expect(duplicated.length).toBeGreaterThan(0)
+    // …and the bundle took exactly one of them, the canonical (shallowest) one.
+    for (const [key, dirs] of duplicated) expect(dirs.filter((dir) => bundledDirs.has(dir)), key).toEqual([dirs[0]])
   })
 
   it('serves the contract and the package version when started from another working directory', async () => {
