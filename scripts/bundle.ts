@@ -10,34 +10,21 @@
  *
  * Left outside the bundle, and loaded from node_modules at run time:
  * - better-sqlite3: a native addon;
- * - path-to-regexp and express-openapi-validator's OpenApiContext module: the validator route cache
- *   (src/http/validator-route-cache.ts) adjusts both through node_modules, so the validator must load those same
- *   instances (the rest of the validator is bundled).
+ * - path-to-regexp: the validator's operation lookup (src/http/validator-route-lookup.ts) compiles the routes with
+ *   the copy the validator resolves, required through node_modules at run time; left outside, the validator and the
+ *   lookup load that one copy instead of a bundled one and a required one.
  * pg (loaded on first use of PostgreSQL, through createRequire) and swagger-ui-dist (only its directory is resolved,
  * to serve its files) are never imported statically, so they stay out by themselves.
  *
  * Usage: `tsx scripts/bundle.ts` (part of `npm run build`).
  */
-import { type Plugin, build } from 'esbuild'
+import { build } from 'esbuild'
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { dedupePackages } from './dedupe-packages.js'
 
 export const BUNDLE_EXTERNALS = ['better-sqlite3', 'path-to-regexp'] as const
-
-/** The validator's module that the route cache patches, as the bundle requires it from node_modules. */
-export const VALIDATOR_CONTEXT_MODULE = 'express-openapi-validator/dist/framework/openapi.context.js'
-
-/** The validator requires its context module by a relative path, which `external` cannot name; this plugin can. */
-const validatorContextOutside: Plugin = {
-  name: 'validator-context-outside',
-  setup(context) {
-    context.onResolve({ filter: /^\.\/framework\/openapi\.context$/ }, (args) =>
-      /[\\/]express-openapi-validator[\\/]dist[\\/]?$/.test(args.resolveDir) ? { path: VALIDATOR_CONTEXT_MODULE, external: true } : undefined,
-    )
-  },
-}
 
 export function bundlePath(root: string): string {
   return join(root, 'dist', 'bundle', 'bernstein-a2a.mjs')
@@ -53,7 +40,7 @@ export async function bundleCli(root: string): Promise<string> {
     format: 'esm',
     target: 'node20',
     external: [...BUNDLE_EXTERNALS],
-    plugins: [validatorContextOutside, dedupePackages(join(root, 'node_modules'))],
+    plugins: [dedupePackages(join(root, 'node_modules'))],
     // CommonJS dependencies call require(); an ES module has none, so the bundle makes one for its own location.
     banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);" },
     minifyWhitespace: true,

@@ -27,7 +27,7 @@ import { ValidatedBodies } from './http/validated-bodies.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
-import { compactValidatorRouteMap, memoizeValidatorRouteCompilation } from './http/validator-route-cache.js'
+import { indexValidatorOperationLookup } from './http/validator-route-lookup.js'
 import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
 import { markBundled, resolveLocalRefsWithoutCompiling, skipBundlingOfBundledDocuments } from './http/validator-document-load.js'
 
@@ -134,8 +134,7 @@ export function createApp(deps: AppDeps): App {
   app.use(V0_PATHS, ...rawBodyForV0)
   app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: requireUtf8Json })))
   app.use(rejectLoneSurrogates())
-  memoizeValidatorRouteCompilation()
-  compactValidatorRouteMap()
+  indexValidatorOperationLookup()
   deferOpenApiSchemaCompilation()
   skipBundlingOfBundledDocuments()
   resolveLocalRefsWithoutCompiling()
