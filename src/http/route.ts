@@ -88,12 +88,37 @@ export function writeReply(res: Response, reply: AnyReply, operation: string, va
   const text = JSON.stringify(reply.body)
   const key = validated.keyOf(operation, reply.status, text)
   if (key !== null && validated.has(key)) {
-    if (res.get('Content-Type') === undefined) res.set('Content-Type', 'application/json')
-    res.send(text)
+    if (!endWithJsonText(res, text)) {
+      if (res.get('Content-Type') === undefined) res.set('Content-Type', 'application/json')
+      res.send(text)
+    }
     return
   }
   res.json(reply.body)
   // The validator runs inside res.json and, when it refuses the body, answers 500 in its place before returning:
   // a response already sent with the intended status is one it passed.
   if (key !== null && res.headersSent && res.statusCode === reply.status) validated.add(key)
+}
+
+/** What Express's `res.json` sets for a JSON body (its `res.set` expands `application/json` to this). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * Ends `res` with JSON text exactly as `res.send(text)` would after `res.set('Content-Type', 'application/json')`
+ * (same headers in the same order, same bytes), when nothing can make Express's answer differ: no conditional
+ * request (Express answers `If-None-Match: *` with a 304 even without an ETag), no content type, ETag,
+ * Last-Modified or Transfer-Encoding set, and a status that carries a body. Express's general path parses and
+ * rebuilds the content type and its charset twice (~20 µs a GET); here they are constants. Returns false, having
+ * done nothing, in any other case.
+ */
+function endWithJsonText(res: Response, text: string): boolean {
+  const { headers } = res.req
+  if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false
+  for (const name of ['Content-Type', 'ETag', 'Last-Modified', 'Transfer-Encoding']) if (res.getHeader(name) !== undefined) return false
+  if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) return false
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE)
+  res.setHeader('Content-Length', Buffer.byteLength(text, 'utf8'))
+  if (res.req.method === 'HEAD') res.end()
+  else res.end(text, 'utf8')
+  return true
 }

@@ -2,10 +2,11 @@
  * Bodies the response validator passed are sent again without validating the same bytes twice; anything else is
  * still validated. Checked over HTTP against a real server and a row changed behind its back in the SQLite file.
  */
+import { request } from 'node:http'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 const SEND = JSON.stringify({ sender: 'peer-agent@globex', message: 'Fix the flaky login test' })
 
@@ -17,6 +18,27 @@ function withDatabase<T>(app: TestApp, run: (db: SQLite.Database) => T): T {
   } finally {
     db.close()
   }
+}
+
+/** A GET as Node receives it: the status, every header line in order (values of the per-response ones blanked), the body. */
+function headerLines(url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; lines: string[]; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url + path, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, ...headers } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => {
+        const lines: string[] = []
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!
+          lines.push(/^(date|x-request-id)$/i.test(name) ? `${name}: …` : `${name}: ${res.rawHeaders[i + 1]}`)
+        }
+        resolve({ status: res.statusCode ?? 0, lines, body })
+      })
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }
 
 describe('bodies the response validator passed', () => {
@@ -44,6 +66,32 @@ describe('bodies the response validator passed', () => {
     expect(second.text).toBe(first.text)
     for (const name of ['content-type', 'content-length', 'bernstein-attestation']) expect(second.headers.get(name)).toBe(first.headers.get(name))
     expect(second.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    // Every header line, in order, as when the body went through the validator (Express's res.json).
+    const hitsBefore = stats().hits
+    const other = (await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND })).json as { id: string }
+    const validatedAgain = await headerLines(app.url, `/a2a/tasks/${other.id}`)
+    const remembered = await headerLines(app.url, `/a2a/tasks/${id}`)
+    expect(stats().hits).toBe(hitsBefore + 1)
+    expect(remembered.body).toBe(first.text)
+    expect(remembered.lines).toEqual(validatedAgain.lines.map((line) => (/^content-length:/i.test(line) ? `Content-Length: ${Buffer.byteLength(first.text)}` : line)))
+    expect(remembered.lines).toContain('Content-Type: application/json; charset=utf-8')
+  })
+
+  it('answer conditional requests as Express does: If-None-Match: * is a 304 even without an ETag', async () => {
+    const taskPath = async (): Promise<string> => `/a2a/tasks/${((await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND })).json as { id: string }).id}`
+    // Through the validator (a 304 is not remembered), and for a body remembered by a plain GET just before.
+    const validated = await headerLines(app.url, await taskPath(), { 'if-none-match': '*' })
+    const path = await taskPath()
+    expect((await headerLines(app.url, path)).status).toBe(200)
+    const hitsBefore = stats().hits
+    const remembered = await headerLines(app.url, path, { 'if-none-match': '*' })
+    expect(stats().hits).toBe(hitsBefore + 1)
+    expect(validated.status).toBe(304)
+    expect(remembered).toEqual(validated)
+    // No Last-Modified on the answer: an If-Modified-Since never makes it fresh.
+    const since = await headerLines(app.url, path, { 'if-modified-since': new Date(Date.now() + 86_400_000).toUTCString() })
+    expect(since.status).toBe(200)
+    expect(since.body).toBe((await headerLines(app.url, path)).body)
   })
 
   it('are remembered per operation: the same bytes from another operation are validated for it', async () => {
