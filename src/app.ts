@@ -18,7 +18,7 @@ import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/unicode.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
-import type { TokenIdentity } from './http/caller.js'
+import type { TokenResolver } from './http/caller.js'
 import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, lastResortErrorHandler, problemHandler } from './http/problem.js'
 import type { RouteDefinition } from './http/route.js'
@@ -33,7 +33,7 @@ import { markBundled, resolveLocalRefsWithoutCompiling, skipBundlingOfBundledDoc
 
 export interface AppDeps extends ServiceDeps {
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
-  readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
+  readonly resolveToken: TokenResolver | null
   readonly validateResponses?: boolean
   /**
    * Validate `openapi.yaml` itself against the OpenAPI schema when the app is built. Defaults to doing so only when

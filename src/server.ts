@@ -3,7 +3,7 @@ import { type App, createApp } from './app.js'
 import { answerClientErrors } from './http/client-errors.js'
 import { resolveOperatorToken, secretMatcher } from './auth/operator-token.js'
 import { type Config, defaultPublicBaseUrl } from './config.js'
-import type { TokenIdentity } from './http/caller.js'
+import type { TokenResolver } from './http/caller.js'
 import type { Logger } from './logger.js'
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible'
 import type { Bucket, BucketLimiter } from './http/rate-limit.js'
@@ -167,7 +167,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   }
   const store = new Store(connection)
 
-  let resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null = null
+  let resolveToken: TokenResolver | null = null
   if (config.authDisabled) {
     logger.warn({}, 'AUTHENTICATION IS DISABLED (BERNSTEIN_AUTH_DISABLED): every request passes as the operator. Never expose this server.')
   } else {
@@ -177,7 +177,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     const metricsToken = config.metricsToken
     const isOperator = secretMatcher(operator.token)
     const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)
-    resolveToken = async (token) => {
+    resolveToken = (token) => {
       if (isOperator(token)) return { role: 'operator', tokenId: null, tenantId: null }
       if (isMetrics(token)) return { role: 'metrics', tokenId: 'metrics-token', tenantId: null }
       return tokens.resolve(token)

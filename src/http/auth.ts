@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
-import type { Caller, TokenIdentity } from './caller.js'
+import type { Caller, TokenIdentity, TokenResolver } from './caller.js'
 
 /** Every operation is also served under this prefix (the contract's `/api/v1` mirrors). */
 export const API_PREFIX = '/api/v1'
@@ -43,7 +43,7 @@ export function tenantFromHeader(raw: string | string[] | undefined): string {
 
 export interface AuthOptions {
   /** Null when auth is disabled: every request passes as the operator. */
-  readonly resolveToken: ((token: string) => Promise<TokenIdentity | null>) | null
+  readonly resolveToken: TokenResolver | null
 }
 
 const unauthenticated = (detail: string): AppError =>
@@ -54,7 +54,7 @@ const unauthenticated = (detail: string): AppError =>
  * valid token, as an anonymous caller scoped to the header's tenant.
  */
 export function authenticate(options: AuthOptions): RequestHandler {
-  return async (req, res, next) => {
+  return (req, res, next) => {
     const setCaller = (caller: Caller): void => {
       res.locals['caller'] = caller
       next()
@@ -77,14 +77,25 @@ export function authenticate(options: AuthOptions): RequestHandler {
       if (publicPath) return anonymous()
       throw unauthenticated('Missing or invalid Authorization header')
     }
-    const identity = await resolveToken(header.slice(7).trim())
-    if (identity === null) {
-      if (publicPath) return anonymous()
-      throw unauthenticated('Invalid or expired authentication token')
+    const identified = (identity: TokenIdentity | null): void => {
+      if (identity === null) {
+        if (publicPath) return anonymous()
+        throw unauthenticated('Invalid or expired authentication token')
+      }
+      // Agent tokens are bound to their tenant, as are operator tokens issued for one; only an unbound operator
+      // token picks the tenant with the header.
+      const tenantBound = identity.tenantId !== null
+      setCaller({ role: identity.role, tenantId: identity.tenantId ?? tenantFromHeader(req.headers['x-tenant-id']), tokenId: identity.tokenId, tenantBound })
     }
-    // Agent tokens are bound to their tenant, as are operator tokens issued for one; only an unbound operator
-    // token picks the tenant with the header.
-    const tenantBound = identity.tenantId !== null
-    return setCaller({ role: identity.role, tenantId: identity.tenantId ?? tenantFromHeader(req.headers['x-tenant-id']), tokenId: identity.tokenId, tenantBound })
+    const identity = resolveToken(header.slice(7).trim())
+    // A token known at once goes on in the same turn (no promise, no microtask); a stored one when its lookup ends.
+    if (!(identity instanceof Promise)) return identified(identity)
+    identity.then((found) => {
+      try {
+        identified(found)
+      } catch (error) {
+        next(error)
+      }
+    }, next)
   }
 }

@@ -21,3 +21,9 @@ export interface TokenIdentity {
   readonly tokenId: string | null
   readonly tenantId: string | null
 }
+
+/**
+ * Resolves a bearer token to an identity (null: unknown or expired). May answer at once (the operator and metrics
+ * tokens are compared in memory) or later (issued tokens are looked up in the store).
+ */
+export type TokenResolver = (token: string) => TokenIdentity | null | Promise<TokenIdentity | null>

@@ -73,10 +73,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const resolveToken =
     options.resolveToken !== undefined
       ? options.resolveToken
-      : async (token: string): Promise<TokenIdentity | null> =>
+      : // As the server resolves tokens: the operator's at once, issued ones when their lookup ends.
+        (token: string): TokenIdentity | null | Promise<TokenIdentity | null> =>
           secretsEqual(token, OPERATOR_TOKEN)
             ? { role: 'operator', tokenId: null, tenantId: null }
-            : ((await tokens.resolve(token)) ?? (await options.extraTokens?.(token)) ?? null)
+            : (async () => (await tokens.resolve(token)) ?? (await options.extraTokens?.(token)) ?? null)()
   const keys = await loadNodeKeys(database.dataDir)
   const clock = options.clock ?? systemClock
   const profile = testProfile(options.profile)
