@@ -1,11 +1,8 @@
-import type { Server } from 'node:http'
 import { isDeepStrictEqual } from 'node:util'
-import express from 'express'
-import * as OpenApiValidator from 'express-openapi-validator'
 import frameworkModule from 'express-openapi-validator/dist/framework/index.js'
 import ajvOptionsModule from 'express-openapi-validator/dist/framework/ajv/options.js'
 import preprocessorModule from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadContract } from '../../../src/http/openapi-document.js'
 import {
   bundleWithValidator,
@@ -14,6 +11,7 @@ import {
   resolveSchemaWithAjv,
   skipBundlingOfBundledDocuments,
 } from '../../../src/http/validator-document-load.js'
+import { validatorPingPerTest } from '../../helpers/validator-ping.js'
 
 type Preprocessor = {
   preProcess(): { apiDoc: object; apiDocRes: object | null }
@@ -40,30 +38,9 @@ function refsIn(node: unknown, into = new Set<string>()): Set<string> {
   return into
 }
 
-const servers: Server[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve))
-})
-
-/** GET /ping through express-openapi-validator on `document`: the status, and the error the validator raised, if any. */
-async function ping(document: object): Promise<{ status: number; error: string | null }> {
-  const app = express()
-  let error: string | null = null
-  app.use(OpenApiValidator.middleware({ apiSpec: document as never, validateApiSpec: false, validateRequests: true, validateResponses: false }))
-  app.get('/ping', (_req, res) => void res.status(200).end())
-  app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    error = err.message
-    res.status(500).end()
-  })
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s))
-  })
-  servers.push(server)
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  const response = await fetch(`http://127.0.0.1:${port}/ping`)
-  return { status: response.status, error }
-}
+/** GET /ping through the validator on a document, its own check of the document off. */
+const pingThroughValidator = validatorPingPerTest()
+const ping = (document: object) => pingThroughValidator(document, false)
 
 /** A valid document that cannot be bundled: an extension refers to a file that does not exist. */
 function unbundlable(): Record<string, unknown> {

@@ -1,9 +1,7 @@
-import type { Server } from 'node:http'
-import express from 'express'
-import * as OpenApiValidator from 'express-openapi-validator'
 import schemaValidatorModule from 'express-openapi-validator/dist/framework/openapi.schema.validator.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deferOpenApiSchemaCompilation, openApiSchemaCompilationDeferred } from '../../../src/http/validator-spec-check.js'
+import { validatorPingPerTest } from '../../helpers/validator-ping.js'
 
 const VALID = {
   openapi: '3.1.0',
@@ -17,31 +15,10 @@ const INVALID = {
   paths: { '/ping': { get: { operationId: 'ping', responses: { '200': {} } } } },
 }
 
-const servers: Server[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve))
+const ping = validatorPingPerTest()
+afterEach(() => {
   vi.restoreAllMocks()
 })
-
-/** GET /ping through express-openapi-validator on `document`: the status, and the error the validator raised, if any. */
-async function ping(document: object, validateApiSpec: boolean): Promise<{ status: number; error: string | null }> {
-  const app = express()
-  let error: string | null = null
-  app.use(OpenApiValidator.middleware({ apiSpec: document as never, validateApiSpec, validateRequests: true, validateResponses: false }))
-  app.get('/ping', (_req, res) => void res.status(200).end())
-  app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    error = err.message
-    res.status(500).end()
-  })
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s))
-  })
-  servers.push(server)
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  const response = await fetch(`http://127.0.0.1:${port}/ping`)
-  return { status: response.status, error }
-}
 
 describe("express-openapi-validator's check of the OpenAPI document, compiled on first use", () => {
   it('is in place once deferred, and deferring twice changes nothing', () => {
