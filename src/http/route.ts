@@ -102,6 +102,8 @@ export function writeReply(res: Response, reply: AnyReply, operation: string, va
 
 /** What Express's `res.json` sets for a JSON body (its `res.set` expands `application/json` to this). */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+/** Response headers that, once set, change what Express's `res.send` writes. */
+const HEADERS_EXPRESS_HEEDS = ['Content-Type', 'ETag', 'Last-Modified', 'Transfer-Encoding'] as const
 
 /**
  * Ends `res` with JSON text exactly as `res.send(text)` would after `res.set('Content-Type', 'application/json')`
@@ -114,7 +116,7 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 function endWithJsonText(res: Response, text: string): boolean {
   const { headers } = res.req
   if (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined) return false
-  for (const name of ['Content-Type', 'ETag', 'Last-Modified', 'Transfer-Encoding']) if (res.getHeader(name) !== undefined) return false
+  for (const name of HEADERS_EXPRESS_HEEDS) if (res.getHeader(name) !== undefined) return false
   if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) return false
   res.setHeader('Content-Type', JSON_CONTENT_TYPE)
   res.setHeader('Content-Length', Buffer.byteLength(text, 'utf8'))
