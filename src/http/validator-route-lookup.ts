@@ -84,19 +84,16 @@ function findRoute(routes: readonly IndexedRoute[], path: string, req: Request):
  * path, the same `req.openapi` (with the very schema objects) and `req.params`.
  */
 export function indexedOperationLookup(context: ValidatorContext, responseApiDoc: ResponseDocument): RequestHandler {
-  const byOptions = new Map<string, readonly IndexedRoute[]>()
+  // One prepared table per routing-option pair, at index (sensitive ? 2 : 0) + (strict ? 1 : 0).
+  const byOptions: (readonly IndexedRoute[] | undefined)[] = [undefined, undefined, undefined, undefined]
   return (req: Request, _res: Response, next: NextFunction): void => {
     const path = req.path.startsWith(req.baseUrl) ? req.path : `${req.baseUrl}/${req.path}`
     if (context.shouldIgnoreRoute(path)) return next()
     // Read per request, as the validator does: the app's settings decide how its paths match.
     const sensitive = Boolean(req.app.enabled('case sensitive routing'))
     const strict = Boolean(req.app.enabled('strict routing'))
-    const optionsKey = `${sensitive}/${strict}`
-    let routes = byOptions.get(optionsKey)
-    if (routes === undefined) {
-      routes = indexRoutes(context, responseApiDoc, { sensitive, strict })
-      byOptions.set(optionsKey, routes)
-    }
+    const slot = (sensitive ? 2 : 0) + (strict ? 1 : 0)
+    const routes = (byOptions[slot] ??= indexRoutes(context, responseApiDoc, { sensitive, strict }))
     const url = context.useRequestUrl ? req.url : req.originalUrl
     const query = url.indexOf('?')
     const matched = findRoute(routes, query < 0 ? url : url.slice(0, query), req)
