@@ -87,7 +87,7 @@ export function writeReply(res: Response, reply: AnyReply, operation: string, va
   // The same text `res.json` would send (Express stringifies without replacer or spacing, as configured in app.ts).
   const text = JSON.stringify(reply.body)
   const key = validated.keyOf(operation, reply.status, text)
-  if (key !== null && validated.has(key)) {
+  if (validated.has(key)) {
     if (!endWithJsonText(res, text)) {
       if (res.get('Content-Type') === undefined) res.set('Content-Type', 'application/json')
       res.send(text)
@@ -97,7 +97,7 @@ export function writeReply(res: Response, reply: AnyReply, operation: string, va
   res.json(reply.body)
   // The validator runs inside res.json and, when it refuses the body, answers 500 in its place before returning:
   // a response already sent with the intended status is one it passed.
-  if (key !== null && res.headersSent && res.statusCode === reply.status) validated.add(key)
+  if (res.headersSent && res.statusCode === reply.status) validated.add(key)
 }
 
 /** What Express's `res.json` sets for a JSON body (its `res.set` expands `application/json` to this). */
