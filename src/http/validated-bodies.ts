@@ -27,7 +27,11 @@ export class ValidatedBodies {
     this.#capacity = options.capacity ?? DEFAULT_CAPACITY
   }
 
-  /** The key of `text` answered with `status` by `operation` (`GET /a2a/tasks/{a2a_task_id}`). */
+  /**
+   * The key of `text` answered with `status` by `operation` (`GET /a2a/tasks/{a2a_task_id}`). `text` is
+   * `JSON.stringify` output, which escapes lone surrogates, so its UTF-8 (what is hashed, and what is sent) is
+   * one-to-one with it.
+   */
   keyOf(operation: string, status: number, text: string): string {
     return hash('sha256', `${operation} ${status}\n${text}`, 'base64')
   }
