@@ -1,22 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Connection, connect } from '../../../src/store/connect.js'
+import { type TestDatabase, createTestDatabase } from '../../helpers/engines.js'
 
-const opened: { connection: Connection; dataDir: string }[] = []
+const opened: { connection: Connection; database: TestDatabase }[] = []
 afterEach(async () => {
-  for (const { connection, dataDir } of opened.splice(0)) {
+  for (const { connection, database } of opened.splice(0)) {
     await connection.close()
-    rmSync(dataDir, { recursive: true, force: true })
+    await database.drop()
   }
 })
 
-function openSqlite(sqliteSynchronous: 'full' | 'normal'): Connection {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-connect-'))
-  const connection = connect({ url: null, dataDir, sqliteSynchronous })
-  opened.push({ connection, dataDir })
+async function openSqlite(sqliteSynchronous: 'full' | 'normal'): Promise<Connection> {
+  const database = await createTestDatabase('sqlite')
+  const connection = connect({ ...database.options, sqliteSynchronous })
+  opened.push({ connection, database })
   return connection
 }
 
@@ -31,7 +29,7 @@ describe('the embedded SQLite connection', () => {
     ['full', 2],
     ['normal', 1],
   ] as const)('runs in WAL mode with synchronous %s, foreign keys on, and statement journals in memory', async (setting, synchronous) => {
-    const connection = openSqlite(setting)
+    const connection = await openSqlite(setting)
     expect(await pragma(connection, 'journal_mode')).toBe('wal')
     expect(await pragma(connection, 'synchronous')).toBe(synchronous)
     expect(await pragma(connection, 'foreign_keys')).toBe(1)
