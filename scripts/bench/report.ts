@@ -1,6 +1,8 @@
 /** The results table, the ratios and the targets (PASS/MISS lines, never a failure), as Markdown and JSON. */
 import type { CaseSummary, SubjectSummary } from './cases.js'
+import type { LoadResult } from './load.js'
 import type { MicroResult } from './micro.js'
+import { median } from './stats.js'
 
 export interface Ratio {
   readonly name: string
@@ -46,6 +48,19 @@ export function find(cases: readonly CaseSummary[], caseName: string, label: str
   return cases.find((c) => c.name === caseName)?.subjects.find((s) => s.label === label)
 }
 
+/**
+ * `a ÷ b` of one figure, as the median of the per-round ratios when both subjects ran the same rounds: round r of
+ * every subject runs within the same minute (interleaved), so pairing them cancels the drift of the machine between
+ * rounds, which a ratio of the two medians keeps (here ±20-30 % within a minute). The ratio of the medians is the
+ * fallback when the rounds do not pair up.
+ */
+export function pairedRatio(a: SubjectSummary, b: SubjectSummary, figure: (round: LoadResult & { readonly cpuUsPerOp: number }) => number, summary: (s: SubjectSummary) => number): number {
+  if (a.rounds.length > 0 && a.rounds.length === b.rounds.length) {
+    return median(a.rounds.map((round, i) => figure(round) / figure(b.rounds[i] as typeof round)))
+  }
+  return summary(a) / summary(b)
+}
+
 export function markdown(report: Report): string {
   const lines: string[] = []
   lines.push(`# Benchmark results (${report.mode})`)
@@ -76,6 +91,8 @@ export function markdown(report: Report): string {
   lines.push('')
   lines.push('## Ratios')
   lines.push('')
+  lines.push('Each load ratio is the median of the ratios of the same round (the systems run interleaved, round by round), so that the machine drifting between rounds cancels out; the table above has each system\'s own median.')
+  lines.push('')
   for (const r of report.ratios) lines.push(`- **${r.name}**: ${fmt(r.value, 2)}× (${r.meaning})`)
   lines.push('')
   lines.push('## Targets')
@@ -95,7 +112,7 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   const ratios: Ratio[] = []
   const targets: Target[] = []
   const ratio = (name: string, a: SubjectSummary | undefined, b: SubjectSummary | undefined, meaning: string): number => {
-    const value = a && b ? a.rps / b.rps : Number.NaN
+    const value = a && b ? pairedRatio(a, b, (r) => r.rps, (x) => x.rps) : Number.NaN
     if (a && b) ratios.push({ name, value, meaning })
     return value
   }
@@ -111,7 +128,7 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   const cpuRatio = (name: string, caseName: string, ours: string, theirs: string, meaning: string): void => {
     const a = find(cases, caseName, ours)
     const b = find(cases, caseName, theirs)
-    if (a && b) ratios.push({ name, value: b.cpuUsPerOp / a.cpuUsPerOp, meaning })
+    if (a && b) ratios.push({ name, value: pairedRatio(b, a, (r) => r.cpuUsPerOp, (x) => x.cpuUsPerOp), meaning })
   }
   cpuRatio('send, server CPU per request: SDK ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'a2a-sdk SendMessage', 'the same comparison by CPU time, which other load on the machine disturbs less than req/s')
   cpuRatio('send, server CPU per request: express ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
@@ -126,7 +143,7 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   if (smallest !== undefined && largest !== undefined && smallest !== largest) {
     const lo = find(cases, 'scale', `${smallest.toExponential(0)} tasks`)
     const hi = find(cases, 'scale', `${largest.toExponential(0)} tasks`)
-    const value = lo && hi ? hi.p99 / lo.p99 : Number.NaN
+    const value = lo && hi ? pairedRatio(hi, lo, (r) => r.p99, (x) => x.p99) : Number.NaN
     ratios.push({ name: `GET p99 at ${largest.toExponential(0)} ÷ at ${smallest.toExponential(0)} stored tasks`, value, meaning: 'how read latency grows with the store' })
     targets.push({ name: `GET p99 at ${largest.toExponential(0)} tasks ≤ 1.3× p99 at ${smallest.toExponential(0)}`, pass: value <= 1.3, measured: `${fmt(value, 2)}×`, goal: '≤ 1.30×' })
   }

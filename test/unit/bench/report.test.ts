@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { CaseSummary, SubjectSummary } from '../../../scripts/bench/cases.js'
 import type { MicroResult } from '../../../scripts/bench/micro.js'
-import { type Report, type Startup, markdown, ratiosAndTargets } from '../../../scripts/bench/report.js'
+import { type Report, type Startup, markdown, pairedRatio, ratiosAndTargets } from '../../../scripts/bench/report.js'
 
 function subject(label: string, rps: number, extra: Partial<SubjectSummary> = {}): SubjectSummary {
   const system = label.startsWith('1e+') ? 'bernstein-a2a sqlite' : label
@@ -75,5 +75,45 @@ describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lin
     const result = ratiosAndTargets([], [], { readyMs: [], medianMs: Number.NaN, cpuMs: [], medianCpuMs: Number.NaN, referenceMs: [], referenceMedianMs: Number.NaN }, [])
     expect(result.ratios).toEqual([])
     expect(verdicts(result)).toEqual([null, null, null, null, null])
+  })
+})
+
+describe('bench report: ratios pair the interleaved rounds', () => {
+  const round = (rps: number, p99 = 10) => ({ rps, p50: 1, p99, total: rps * 10, durationS: 10, non2xx: 0, errors: 0, timeouts: 0, cpuUsPerOp: 1_000_000 / rps })
+  const withRounds = (label: string, values: readonly number[]): SubjectSummary => {
+    const rounds = values.map((v) => round(v))
+    const sorted = [...values].sort((a, b) => a - b)
+    return subject(label, sorted[Math.floor(sorted.length / 2)] as number, { rounds, cpuUsPerOp: 1_000_000 / (sorted[Math.floor(sorted.length / 2)] as number) })
+  }
+
+  it('takes the median of per-round ratios, not the ratio of the medians', () => {
+    // The machine runs at 100 %, 60 % and 80 % of its speed in the three rounds, which both systems share, plus
+    // a little noise of their own: each round's ratio stays near the true 0.25 (0.25, 0.28, 0.21), while the ratio of
+    // the two medians (300 ÷ 1400) pairs the third round of one with the third of the other and says 0.21.
+    const ours = withRounds('bernstein-a2a sqlite', [400, 250, 300])
+    const theirs = withRounds('express', [1600, 900, 1400])
+    expect(pairedRatio(ours, theirs, (r) => r.rps, (s) => s.rps)).toBeCloseTo(0.25, 10)
+    expect(ours.rps / theirs.rps).toBeCloseTo(300 / 1400, 10)
+    const result = ratiosAndTargets([{ name: 'send', title: 'send', subjects: [ours, theirs] }], [], startup(500), [])
+    expect(result.ratios.find((r) => r.name === 'send ÷ bare express')?.value).toBeCloseTo(0.25, 10)
+    expect(result.targets.find((t) => t.name === 'send ≥ 40 % of bare express')?.measured).toBe('25 %')
+    // By CPU time, express ÷ ours, paired the same way: (1e6/1600) ÷ (1e6/400) = 0.25 in the first round, the median.
+    expect(result.ratios.find((r) => r.name === 'send, server CPU per request: express ÷ bernstein-a2a')?.value).toBeCloseTo(0.25, 10)
+  })
+
+  it('falls back to the ratio of the medians when the rounds do not pair up', () => {
+    const ours = withRounds('bernstein-a2a sqlite', [400, 300])
+    const theirs = withRounds('express', [1600, 1200, 800])
+    expect(pairedRatio(ours, theirs, (r) => r.rps, (s) => s.rps)).toBeCloseTo(ours.rps / theirs.rps, 10)
+    expect(pairedRatio(subject('a', 100), subject('b', 400), (r) => r.rps, (s) => s.rps)).toBe(0.25)
+  })
+
+  it('pairs the p99 rounds of the store sizes', () => {
+    const small = subject('1e+3 tasks', 1000, { p99: 10, rounds: [round(1000, 10), round(1000, 20), round(1000, 10)] })
+    const large = subject('1e+6 tasks', 1000, { p99: 11, rounds: [round(1000, 11), round(1000, 22), round(1000, 30)] })
+    const result = ratiosAndTargets([{ name: 'scale', title: 'scale', subjects: [small, large] }], [], startup(500), [1e3, 1e6])
+    // Per round 1.1, 1.1, 3.0: median 1.1 (the medians alone, 22 ÷ 10, would say 2.2).
+    expect(result.ratios.find((r) => r.name.startsWith('GET p99'))?.value).toBeCloseTo(1.1, 10)
+    expect(result.targets.find((t) => t.name.startsWith('GET p99'))?.pass).toBe(true)
   })
 })
