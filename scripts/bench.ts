@@ -42,6 +42,7 @@ import {
   bernsteinCommand,
   cleanupDirs,
   createBenchDatabase,
+  resetBaseline,
   startBareNode,
   startBernstein,
   startExpress,
@@ -179,8 +180,8 @@ async function sendCase(command: ServerCommand, db: BenchDatabase | null, settin
     { label: 'bernstein-a2a sqlite', proc: b.sqlite, requests: sendRequests(true) },
     ...(b.normal ? [{ label: 'bernstein-a2a sqlite NORMAL', proc: b.normal, requests: sendRequests(true) }] : []),
     ...(b.postgres ? [{ label: 'bernstein-a2a postgres', proc: b.postgres, requests: sendRequests(true) }] : []),
-    { label: 'a2a-sdk SendMessage', proc: sdk, requests: rpc.sendMessage(), failures: rpc.failures },
-    { label: 'express', proc: express, requests: sendRequests(false) },
+    { label: 'a2a-sdk SendMessage', proc: sdk, requests: rpc.sendMessage(), failures: rpc.failures, prepare: () => resetBaseline(sdk) },
+    { label: 'express', proc: express, requests: sendRequests(false), prepare: () => resetBaseline(express) },
   ]
   try {
     return await runCase('send', 'POST /a2a/tasks/send (SDK: SendMessage)', subjects, settings, log)

@@ -1,10 +1,12 @@
 /**
  * The framework's ceiling: bare Express 5 with express.json(), answering POST /a2a/tasks/send and
  * GET /a2a/tasks/:id with a body of the same shape and size as bernstein-a2a's (receipt included), kept in a Map.
- * No validation, no authentication, no storage, no signing. Usage: PORT=<port> node --import tsx express-server.ts
+ * No validation, no authentication, no storage, no signing. `POST /__bench/reset` empties the Map (see
+ * `resetBaseline` in systems.ts). Usage: PORT=<port> node --import tsx express-server.ts
  */
 import { randomBytes } from 'node:crypto'
 import express from 'express'
+import { collectGarbage } from './collect-garbage.js'
 
 const port = Number(process.env['PORT'] ?? '0')
 const tasks = new Map<string, Record<string, unknown>>()
@@ -52,6 +54,11 @@ app.post('/a2a/tasks/send', (req, res) => {
   const body = taskBody(id, randomBytes(6).toString('hex'), String(input.sender), String(input.message))
   tasks.set(id, body)
   res.status(201).json(body)
+})
+app.post('/__bench/reset', (_req, res) => {
+  tasks.clear()
+  collectGarbage()
+  res.status(204).end()
 })
 app.get('/a2a/tasks/:id', (req, res) => {
   const body = tasks.get(req.params.id)

@@ -1,12 +1,14 @@
 /**
  * What a user would pick instead: the official A2A JS SDK (@a2a-js/sdk) serving JSON-RPC v1.0 over Express with
  * its in-memory task store and a trivial executor that completes every task at once (SendMessage returns the
- * completed task). Usage: PORT=<port> node --import tsx sdk-server.ts
+ * completed task). `POST /__bench/reset` starts over with an empty store (see `resetBaseline` in systems.ts).
+ * Usage: PORT=<port> node --import tsx sdk-server.ts
  */
 import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server'
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
 import { type AgentCard, TaskState } from '@a2a-js/sdk'
-import express from 'express'
+import express, { type RequestHandler } from 'express'
+import { collectGarbage } from './collect-garbage.js'
 
 const port = Number(process.env['PORT'] ?? '0')
 
@@ -51,11 +53,20 @@ const executor: AgentExecutor = {
   async cancelTask() {},
 }
 
-const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor)
+/** The SDK's JSON-RPC endpoint over a fresh in-memory store. */
+const freshEndpoint = (): RequestHandler =>
+  jsonRpcHandler({ requestHandler: new DefaultRequestHandler(card, new InMemoryTaskStore(), executor), userBuilder: UserBuilder.noAuthentication })
+
+let endpoint = freshEndpoint()
 const app = express()
 app.get('/health/ready', (_req, res) => {
   res.json({ status: 'ready' })
 })
-app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+app.post('/__bench/reset', (_req, res) => {
+  endpoint = freshEndpoint()
+  collectGarbage()
+  res.status(204).end()
+})
+app.use('/', (req, res, next) => endpoint(req, res, next))
 const server = app.listen(port, '127.0.0.1')
 process.on('SIGTERM', () => server.close(() => process.exit(0)))

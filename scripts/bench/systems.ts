@@ -67,7 +67,8 @@ async function startScript(name: string, script: string): Promise<RunningProcess
   return startProcess({
     name,
     command: process.execPath,
-    args: ['--import', 'tsx', join(ROOT, 'scripts', 'bench', script)],
+    // --expose-gc: a reset collects the emptied store's garbage at once (collect-garbage.ts).
+    args: ['--expose-gc', '--import', 'tsx', join(ROOT, 'scripts', 'bench', script)],
     port,
     readyPath: '/health/ready',
     env: { NODE_ENV: 'production', PORT: String(port) },
@@ -88,6 +89,17 @@ export async function startBareNode(): Promise<RunningProcess> {
 
 export const startExpress = (): Promise<RunningProcess> => startScript('express', 'express-server.ts')
 export const startSdk = (): Promise<RunningProcess> => startScript('a2a-sdk', 'sdk-server.ts')
+
+/**
+ * Empties a baseline's in-memory store (bare Express or the SDK) and collects its garbage, so that every run of the
+ * send case measures it from the same empty start. Kept growing, the SDK slowed from 2352 to 1227 sends/s over
+ * three rounds (its heap at 300-370 MB), which made its ratios depend on how many rounds ran before. This server's
+ * own store is not emptied: it keeps growing on disk, as a node's database does.
+ */
+export async function resetBaseline(proc: RunningProcess): Promise<void> {
+  const response = await fetch(`${proc.url}/__bench/reset`, { method: 'POST' })
+  if (response.status !== 204) throw new Error(`${proc.name}: reset answered ${response.status}`)
+}
 
 /** Temporary directories made by this run, removed by {@link cleanupDirs}. */
 const dirs: string[] = []
