@@ -9,13 +9,15 @@ import { createHash, createHmac, createPublicKey, generateKeyPairSync, verify } 
 import { capabilityCardSigningBytes, issueCapabilityCard, verifyCapabilityCard } from '../../src/cards/index.js'
 import { GENESIS_PREV_HASH, buildTrackerEntry, trackerEntryLine } from '../../src/lineage/tracker-entry.js'
 import { TrackerAuditVerifier } from '../../src/lineage/tracker-verify.js'
-import { median } from './stats.js'
+import { median, medianOfRatios } from './stats.js'
 
 export interface MicroResult {
   readonly name: string
   /** Operations per second, median of the rounds. */
   readonly subjectOps: number
   readonly baselineOps: number
+  /** subject ÷ baseline: the median of the rounds' ratios (each round times both back to back). */
+  readonly ratio: number
   readonly iterations: number
   readonly rounds: number
 }
@@ -35,6 +37,7 @@ async function timeRounds(rounds: number, subject: () => Promise<number>, baseli
   }
   return { subject: s, baseline: b }
 }
+
 
 export async function cardVerification(iterations: number, rounds: number): Promise<MicroResult> {
   const { privateKey } = generateKeyPairSync('ed25519')
@@ -74,7 +77,7 @@ export async function cardVerification(iterations: number, rounds: number): Prom
   await subject()
   baseline()
   const times = await timeRounds(rounds, subject, baseline)
-  return { name: 'capability-card verification', subjectOps: median(times.subject), baselineOps: median(times.baseline), iterations, rounds }
+  return { name: 'capability-card verification', subjectOps: median(times.subject), baselineOps: median(times.baseline), ratio: medianOfRatios(times.subject, times.baseline), iterations, rounds }
 }
 
 /** Lines of a valid chain as read from a file (bytes, without the newline). */
@@ -126,5 +129,5 @@ export async function chainVerification(count: number, rounds: number): Promise<
     return count / ((performance.now() - t0) / 1000)
   }
   const times = await timeRounds(rounds, subject, baseline)
-  return { name: 'tracker-audit chain verification', subjectOps: median(times.subject), baselineOps: median(times.baseline), iterations: count, rounds }
+  return { name: 'tracker-audit chain verification', subjectOps: median(times.subject), baselineOps: median(times.baseline), ratio: medianOfRatios(times.subject, times.baseline), iterations: count, rounds }
 }

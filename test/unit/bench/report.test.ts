@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { CaseSummary, SubjectSummary } from '../../../scripts/bench/cases.js'
 import type { MicroResult } from '../../../scripts/bench/micro.js'
 import { type Report, type Startup, markdown, pairedRatio, ratiosAndTargets } from '../../../scripts/bench/report.js'
+import { medianOfRatios } from '../../../scripts/bench/stats.js'
 
 function subject(label: string, rps: number, extra: Partial<SubjectSummary> = {}): SubjectSummary {
   const system = label.startsWith('1e+') ? 'bernstein-a2a sqlite' : label
@@ -17,8 +18,8 @@ function cases(values: { send: number; sendSdk: number; sendExpress: number; get
 }
 
 const micro = (card: number, chain: number): MicroResult[] => [
-  { name: 'capability-card verification', subjectOps: card * 1000, baselineOps: 1000, iterations: 1, rounds: 1 },
-  { name: 'tracker-audit chain verification', subjectOps: chain * 1000, baselineOps: 1000, iterations: 1, rounds: 1 },
+  { name: 'capability-card verification', subjectOps: card * 1000, baselineOps: 1000, ratio: card, iterations: 1, rounds: 1 },
+  { name: 'tracker-audit chain verification', subjectOps: chain * 1000, baselineOps: 1000, ratio: chain, iterations: 1, rounds: 1 },
 ]
 
 const startup = (medianMs: number, referenceMedianMs = 50): Startup => ({ readyMs: [medianMs], medianMs, cpuMs: [medianMs], medianCpuMs: medianMs, referenceMs: [referenceMedianMs], referenceMedianMs })
@@ -115,5 +116,43 @@ describe('bench report: ratios pair the interleaved rounds', () => {
     // Per round 1.1, 1.1, 3.0: median 1.1 (the medians alone, 22 ÷ 10, would say 2.2).
     expect(result.ratios.find((r) => r.name.startsWith('GET p99'))?.value).toBeCloseTo(1.1, 10)
     expect(result.targets.find((t) => t.name.startsWith('GET p99'))?.pass).toBe(true)
+  })
+})
+
+describe('bench report: micro-benchmarks are judged by their paired ratio', () => {
+  it('uses the median of the rounds\' ratios, not the ratio of the medians', () => {
+    // Medians 7227 and 5610 (the raw side hit by a slow spell) would say 129 %; each round's own ratio said 85 %.
+    const card: MicroResult = { name: 'capability-card verification', subjectOps: 7227, baselineOps: 5610, ratio: 0.85, iterations: 10_000, rounds: 7 }
+    const chain: MicroResult = { name: 'tracker-audit chain verification', subjectOps: 40_000, baselineOps: 100_000, ratio: 0.49, iterations: 100_000, rounds: 3 }
+    const result = ratiosAndTargets([], [card, chain], startup(500), [])
+    expect(result.ratios.find((r) => r.name === 'capability-card verification ÷ raw')?.value).toBe(0.85)
+    expect(result.targets.find((t) => t.name.startsWith('capability-card'))).toMatchObject({ pass: true, measured: '85 %' })
+    expect(result.targets.find((t) => t.name.startsWith('tracker-audit'))).toMatchObject({ pass: false, measured: '49 %' })
+    const report: Report = {
+      generatedAt: '2026-12-01T00:00:00.000Z',
+      mode: 'quick',
+      machine: { node: 'v20', cpus: 2, cpuModel: 'test', loadAverage: [0, 0, 0] },
+      settings: {},
+      cases: [],
+      micro: [card, chain],
+      startup: startup(500),
+      ratios: result.ratios,
+      targets: result.targets,
+      notes: [],
+    }
+    expect(markdown(report)).toContain('| capability-card verification (10000 × 7 rounds) | 7227 | 5610 | 85 % |')
+  })
+})
+
+describe('bench stats: medianOfRatios', () => {
+  it('divides within each pair, then takes the median', () => {
+    // Raw rounds 5610 (slow spell), 8000, 8100 against 7227, 6800, 6900: per round 1.29, 0.85, 0.85.
+    expect(medianOfRatios([7227, 6800, 6900], [5610, 8000, 8100])).toBeCloseTo(0.85, 2)
+    expect(medianOfRatios([2, 9], [1, 3])).toBe(2.5)
+  })
+
+  it('is NaN when the lists do not pair up', () => {
+    expect(medianOfRatios([], [])).toBeNaN()
+    expect(medianOfRatios([1, 2], [1])).toBeNaN()
   })
 })
