@@ -1,12 +1,12 @@
 /**
  * The framework's ceiling: bare Express 5 with express.json(), answering POST /a2a/tasks/send and
  * GET /a2a/tasks/:id with a body of the same shape and size as bernstein-a2a's (receipt included), kept in a Map.
- * No validation, no authentication, no storage, no signing. `POST /__bench/reset` empties the Map (see
- * `resetBaseline` in systems.ts). Usage: PORT=<port> node --import tsx express-server.ts
+ * No validation, no authentication, no storage, no signing. `POST /__bench/reset` empties the Map
+ * (baseline-reset.ts). Usage: PORT=<port> node --import tsx express-server.ts
  */
 import { randomBytes } from 'node:crypto'
 import express from 'express'
-import { collectGarbage } from './collect-garbage.js'
+import { serveReset } from './baseline-reset.js'
 
 const port = Number(process.env['PORT'] ?? '0')
 const tasks = new Map<string, Record<string, unknown>>()
@@ -55,11 +55,7 @@ app.post('/a2a/tasks/send', (req, res) => {
   tasks.set(id, body)
   res.status(201).json(body)
 })
-app.post('/__bench/reset', (_req, res) => {
-  tasks.clear()
-  collectGarbage()
-  res.status(204).end()
-})
+serveReset(app, () => tasks.clear())
 app.get('/a2a/tasks/:id', (req, res) => {
   const body = tasks.get(req.params.id)
   if (body) res.json(body)

@@ -38,7 +38,6 @@ async function timeRounds(rounds: number, subject: () => Promise<number>, baseli
   return { subject: s, baseline: b }
 }
 
-
 export async function cardVerification(iterations: number, rounds: number): Promise<MicroResult> {
   const { privateKey } = generateKeyPairSync('ed25519')
   const card = await issueCapabilityCard({

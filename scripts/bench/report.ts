@@ -1,6 +1,5 @@
 /** The results table, the ratios and the targets (PASS/MISS lines, never a failure), as Markdown and JSON. */
 import type { CaseSummary, SubjectSummary } from './cases.js'
-import type { LoadResult } from './load.js'
 import type { MicroResult } from './micro.js'
 import { medianOfRatios } from './stats.js'
 
@@ -54,9 +53,9 @@ export function find(cases: readonly CaseSummary[], caseName: string, label: str
  * rounds, which a ratio of the two medians keeps (here ±20-30 % within a minute). The ratio of the medians is the
  * fallback when the rounds do not pair up.
  */
-export function pairedRatio(a: SubjectSummary, b: SubjectSummary, figure: (round: LoadResult & { readonly cpuUsPerOp: number }) => number, summary: (s: SubjectSummary) => number): number {
-  if (a.rounds.length > 0 && a.rounds.length === b.rounds.length) return medianOfRatios(a.rounds.map(figure), b.rounds.map(figure))
-  return summary(a) / summary(b)
+export function pairedRatio(a: SubjectSummary, b: SubjectSummary, figure: 'rps' | 'p99' | 'cpuUsPerOp'): number {
+  if (a.rounds.length > 0 && a.rounds.length === b.rounds.length) return medianOfRatios(a.rounds.map((r) => r[figure]), b.rounds.map((r) => r[figure]))
+  return a[figure] / b[figure]
 }
 
 export function markdown(report: Report): string {
@@ -110,7 +109,7 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   const ratios: Ratio[] = []
   const targets: Target[] = []
   const ratio = (name: string, a: SubjectSummary | undefined, b: SubjectSummary | undefined, meaning: string): number => {
-    const value = a && b ? pairedRatio(a, b, (r) => r.rps, (x) => x.rps) : Number.NaN
+    const value = a && b ? pairedRatio(a, b, 'rps') : Number.NaN
     if (a && b) ratios.push({ name, value, meaning })
     return value
   }
@@ -126,7 +125,7 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   const cpuRatio = (name: string, caseName: string, ours: string, theirs: string, meaning: string): void => {
     const a = find(cases, caseName, ours)
     const b = find(cases, caseName, theirs)
-    if (a && b) ratios.push({ name, value: pairedRatio(b, a, (r) => r.cpuUsPerOp, (x) => x.cpuUsPerOp), meaning })
+    if (a && b) ratios.push({ name, value: pairedRatio(b, a, 'cpuUsPerOp'), meaning })
   }
   cpuRatio('send, server CPU per request: SDK ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'a2a-sdk SendMessage', 'the same comparison by CPU time, which other load on the machine disturbs less than req/s')
   cpuRatio('send, server CPU per request: express ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
@@ -141,7 +140,7 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   if (smallest !== undefined && largest !== undefined && smallest !== largest) {
     const lo = find(cases, 'scale', `${smallest.toExponential(0)} tasks`)
     const hi = find(cases, 'scale', `${largest.toExponential(0)} tasks`)
-    const value = lo && hi ? pairedRatio(hi, lo, (r) => r.p99, (x) => x.p99) : Number.NaN
+    const value = lo && hi ? pairedRatio(hi, lo, 'p99') : Number.NaN
     ratios.push({ name: `GET p99 at ${largest.toExponential(0)} ÷ at ${smallest.toExponential(0)} stored tasks`, value, meaning: 'how read latency grows with the store' })
     targets.push({ name: `GET p99 at ${largest.toExponential(0)} tasks ≤ 1.3× p99 at ${smallest.toExponential(0)}`, pass: value <= 1.3, measured: `${fmt(value, 2)}×`, goal: '≤ 1.30×' })
   }

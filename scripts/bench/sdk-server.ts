@@ -1,14 +1,14 @@
 /**
  * What a user would pick instead: the official A2A JS SDK (@a2a-js/sdk) serving JSON-RPC v1.0 over Express with
  * its in-memory task store and a trivial executor that completes every task at once (SendMessage returns the
- * completed task). `POST /__bench/reset` starts over with an empty store (see `resetBaseline` in systems.ts).
+ * completed task). `POST /__bench/reset` starts over with an empty store (baseline-reset.ts).
  * Usage: PORT=<port> node --import tsx sdk-server.ts
  */
 import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server'
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
 import { type AgentCard, TaskState } from '@a2a-js/sdk'
 import express, { type RequestHandler } from 'express'
-import { collectGarbage } from './collect-garbage.js'
+import { serveReset } from './baseline-reset.js'
 
 const port = Number(process.env['PORT'] ?? '0')
 
@@ -62,10 +62,8 @@ const app = express()
 app.get('/health/ready', (_req, res) => {
   res.json({ status: 'ready' })
 })
-app.post('/__bench/reset', (_req, res) => {
+serveReset(app, () => {
   endpoint = freshEndpoint()
-  collectGarbage()
-  res.status(204).end()
 })
 app.use('/', (req, res, next) => endpoint(req, res, next))
 const server = app.listen(port, '127.0.0.1')

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { bundlePath } from '../bundle.js'
+import { RESET_PATH } from './baseline-reset.js'
 import { type RunningProcess, freePort, startProcess } from './proc.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -67,7 +68,7 @@ async function startScript(name: string, script: string): Promise<RunningProcess
   return startProcess({
     name,
     command: process.execPath,
-    // --expose-gc: a reset collects the emptied store's garbage at once (collect-garbage.ts).
+    // --expose-gc: a reset collects the emptied store's garbage at once (baseline-reset.ts).
     args: ['--expose-gc', '--import', 'tsx', join(ROOT, 'scripts', 'bench', script)],
     port,
     readyPath: '/health/ready',
@@ -97,7 +98,7 @@ export const startSdk = (): Promise<RunningProcess> => startScript('a2a-sdk', 's
  * own store is not emptied: it keeps growing on disk, as a node's database does.
  */
 export async function resetBaseline(proc: RunningProcess): Promise<void> {
-  const response = await fetch(`${proc.url}/__bench/reset`, { method: 'POST' })
+  const response = await fetch(`${proc.url}${RESET_PATH}`, { method: 'POST' })
   if (response.status !== 204) throw new Error(`${proc.name}: reset answered ${response.status}`)
 }
 

@@ -24,6 +24,20 @@ const micro = (card: number, chain: number): MicroResult[] => [
 
 const startup = (medianMs: number, referenceMedianMs = 50): Startup => ({ readyMs: [medianMs], medianMs, cpuMs: [medianMs], medianCpuMs: medianMs, referenceMs: [referenceMedianMs], referenceMedianMs })
 
+/** A report of the given results, with a fixed machine and no cases unless given. */
+const reportOf = (result: ReturnType<typeof ratiosAndTargets>, parts: Pick<Report, 'startup'> & Partial<Report>): Report => ({
+  generatedAt: '2026-12-01T00:00:00.000Z',
+  mode: 'quick',
+  machine: { node: 'v20', cpus: 2, cpuModel: 'test', loadAverage: [0, 0, 0] },
+  settings: {},
+  cases: [],
+  micro: [],
+  ratios: result.ratios,
+  targets: result.targets,
+  notes: [],
+  ...parts,
+})
+
 const verdicts = (result: ReturnType<typeof ratiosAndTargets>): (boolean | null)[] => result.targets.map((t) => t.pass)
 
 /** A run that measured every case, judged against the targets. */
@@ -57,19 +71,7 @@ describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lin
     const result = ratiosAndTargets([], [], startup(500, 80), [])
     expect(result.ratios).toEqual([expect.objectContaining({ name: 'ready ÷ bare node:http ready', value: 6.25 })])
     expect(result.targets.find((t) => t.name.startsWith('ready'))?.measured).toBe('500 ms wall, 500 ms of its own CPU')
-    const report: Report = {
-      generatedAt: '2026-11-30T00:00:00.000Z',
-      mode: 'quick',
-      machine: { node: 'v20', cpus: 2, cpuModel: 'test', loadAverage: [0, 0, 0] },
-      settings: {},
-      cases: [],
-      micro: [],
-      startup: startup(500, 80),
-      ratios: result.ratios,
-      targets: result.targets,
-      notes: [],
-    }
-    expect(markdown(report)).toContain('A bare node:http server, started and polled the same way in the same run: median 80 ms (80 ms).')
+    expect(markdown(reportOf(result, { startup: startup(500, 80) }))).toContain('A bare node:http server, started and polled the same way in the same run: median 80 ms (80 ms).')
   })
 
   it('skips what the run did not measure instead of calling it missed', () => {
@@ -93,7 +95,7 @@ describe('bench report: ratios pair the interleaved rounds', () => {
     // the two medians (300 ÷ 1400) pairs the third round of one with the third of the other and says 0.21.
     const ours = withRounds('bernstein-a2a sqlite', [400, 250, 300])
     const theirs = withRounds('express', [1600, 900, 1400])
-    expect(pairedRatio(ours, theirs, (r) => r.rps, (s) => s.rps)).toBeCloseTo(0.25, 10)
+    expect(pairedRatio(ours, theirs, 'rps')).toBeCloseTo(0.25, 10)
     expect(ours.rps / theirs.rps).toBeCloseTo(300 / 1400, 10)
     const result = ratiosAndTargets([{ name: 'send', title: 'send', subjects: [ours, theirs] }], [], startup(500), [])
     expect(result.ratios.find((r) => r.name === 'send ÷ bare express')?.value).toBeCloseTo(0.25, 10)
@@ -105,8 +107,8 @@ describe('bench report: ratios pair the interleaved rounds', () => {
   it('falls back to the ratio of the medians when the rounds do not pair up', () => {
     const ours = withRounds('bernstein-a2a sqlite', [400, 300])
     const theirs = withRounds('express', [1600, 1200, 800])
-    expect(pairedRatio(ours, theirs, (r) => r.rps, (s) => s.rps)).toBeCloseTo(ours.rps / theirs.rps, 10)
-    expect(pairedRatio(subject('a', 100), subject('b', 400), (r) => r.rps, (s) => s.rps)).toBe(0.25)
+    expect(pairedRatio(ours, theirs, 'rps')).toBeCloseTo(ours.rps / theirs.rps, 10)
+    expect(pairedRatio(subject('a', 100), subject('b', 400), 'rps')).toBe(0.25)
   })
 
   it('pairs the p99 rounds of the store sizes', () => {
@@ -128,19 +130,7 @@ describe('bench report: micro-benchmarks are judged by their paired ratio', () =
     expect(result.ratios.find((r) => r.name === 'capability-card verification ÷ raw')?.value).toBe(0.85)
     expect(result.targets.find((t) => t.name.startsWith('capability-card'))).toMatchObject({ pass: true, measured: '85 %' })
     expect(result.targets.find((t) => t.name.startsWith('tracker-audit'))).toMatchObject({ pass: false, measured: '49 %' })
-    const report: Report = {
-      generatedAt: '2026-12-01T00:00:00.000Z',
-      mode: 'quick',
-      machine: { node: 'v20', cpus: 2, cpuModel: 'test', loadAverage: [0, 0, 0] },
-      settings: {},
-      cases: [],
-      micro: [card, chain],
-      startup: startup(500),
-      ratios: result.ratios,
-      targets: result.targets,
-      notes: [],
-    }
-    expect(markdown(report)).toContain('| capability-card verification (10000 × 7 rounds) | 7227 | 5610 | 85 % |')
+    expect(markdown(reportOf(result, { startup: startup(500), micro: [card, chain] }))).toContain('| capability-card verification (10000 × 7 rounds) | 7227 | 5610 | 85 % |')
   })
 })
 
