@@ -1,3 +1,4 @@
+import { AppError } from '../errors.js'
 import type { TaskStatus } from '../tasks/task.js'
 
 /** An A2A task record, linked to the Bernstein task that does the work. Times are Unix seconds. */
@@ -72,4 +73,30 @@ export interface Peer {
   readonly capabilities: readonly string[]
   readonly status: 'active' | 'unreachable' | 'deregistered'
   readonly lastSeen: number
+}
+
+/**
+ * Bounds on the artifacts a caller attaches to one A2A task (Bernstein has none: past what one response can carry,
+ * every read of the task and every transition of its linked task failed). Sizes are the UTF-8 bytes of names and
+ * data, as stored. The `result` and `error` artifacts a finishing task adds are not counted against them, so that a
+ * task can always finish.
+ */
+export const MAX_ARTIFACTS_PER_TASK = 1000
+export const MAX_ARTIFACT_BYTES_PER_TASK = 16 * 1024 * 1024
+
+/** What the artifacts of one A2A task take up. */
+export interface ArtifactUsage {
+  readonly count: number
+  readonly bytes: number
+}
+
+/** Throws `payload_too_large` when `artifact` does not fit beside what the task already holds. */
+export function assertArtifactRoom(a2aTaskId: string, usage: ArtifactUsage, artifact: Pick<A2AArtifact, 'name' | 'data'>): void {
+  if (usage.count >= MAX_ARTIFACTS_PER_TASK) {
+    throw new AppError('payload_too_large', `A2A task '${a2aTaskId}' already has ${MAX_ARTIFACTS_PER_TASK} artifacts, the most a task keeps`)
+  }
+  const bytes = usage.bytes + Buffer.byteLength(artifact.name) + Buffer.byteLength(artifact.data)
+  if (bytes > MAX_ARTIFACT_BYTES_PER_TASK) {
+    throw new AppError('payload_too_large', `A2A task '${a2aTaskId}' artifacts would exceed ${MAX_ARTIFACT_BYTES_PER_TASK} bytes, the most a task keeps`)
+  }
 }

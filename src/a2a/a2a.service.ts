@@ -6,7 +6,7 @@ import { ESTIMATE_BY_COMPLEXITY, FINISHED_STATUSES } from '../tasks/task.js'
 import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 import type { TaskService } from '../tasks/task.service.js'
 import { A2A_STATUS_OF } from './a2a-status.js'
-import type { A2AArtifact, A2AMessage, A2ATaskRecord, LinkedTaskState } from './a2a-task.js'
+import { type A2AArtifact, type A2AMessage, type A2ATaskRecord, type LinkedTaskState, assertArtifactRoom } from './a2a-task.js'
 import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestation.js'
 
 export interface A2ATaskView {
@@ -120,6 +120,7 @@ export class A2AService implements TaskObserver {
       if (!record) throw a2aTaskNotFound(id)
       const task = await repos.tasks.getForUpdate(tenantId, record.bernsteinTaskId)
       const artifact: A2AArtifact = { name: input.name, contentType: input.contentType, data: input.data, createdAt: this.#deps.clock.now() }
+      assertArtifactRoom(id, await repos.a2a.artifactUsage(id), artifact)
       await repos.a2a.addArtifact(id, artifact)
       if (task) for (const observer of this.#deps.artifactObservers ?? []) await observer.onArtifact(repos, task, artifact)
       const touched = { ...record, updatedAt: Math.max(record.updatedAt, artifact.createdAt) }

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable } from 'kysely'
-import type { A2AArtifact, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
+import { type Kysely, type Selectable, sql } from 'kysely'
+import type { A2AArtifact, ArtifactUsage, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
 import type { Engine } from './engine.js'
@@ -164,6 +164,20 @@ export class A2ARepository {
         created_at: artifact.createdAt,
       })
       .execute()
+  }
+
+  /** How many artifacts the task has and the UTF-8 bytes of their names and data, without reading them. */
+  async artifactUsage(a2aTaskId: string): Promise<ArtifactUsage> {
+    const bytes =
+      this.#engine === 'postgres'
+        ? sql<string | number>`coalesce(sum(octet_length(name) + octet_length(data)), 0)`
+        : sql<number>`coalesce(sum(length(cast(name as blob)) + length(cast(data as blob))), 0)`
+    const row = await this.#db
+      .selectFrom('a2a_artifacts')
+      .select((eb) => [eb.fn.countAll<string | number>().as('count'), bytes.as('bytes')])
+      .where('a2a_task_id', '=', a2aTaskId)
+      .executeTakeFirstOrThrow()
+    return { count: Number(row.count), bytes: Number(row.bytes) }
   }
 
   async artifacts(a2aTaskId: string): Promise<A2AArtifact[]> {

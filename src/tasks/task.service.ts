@@ -1,7 +1,7 @@
 import { AppError, taskNotFound } from '../errors.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
-import { type ProgressEntry, type Task, type TaskComplexity, type TaskScope, type TaskStatus, type TaskType, assertTransition } from './task.js'
+import { type Task, type TaskComplexity, type TaskScope, type TaskStatus, type TaskType, assertTransition, fitTaskPage, withProgressEntry } from './task.js'
 import type { TaskAction, TaskObserver } from './task-events.js'
 
 export interface NewTask {
@@ -147,9 +147,9 @@ export class TaskService {
       ...(input.role ? { role: input.role } : {}),
       ...(after ? { after } : {}),
     })
-    const tasks = rows.slice(0, input.limit)
+    const tasks = fitTaskPage(rows.slice(0, input.limit))
     const last = tasks[tasks.length - 1]
-    return { tasks, nextCursor: rows.length > input.limit && last ? encodeCursor(last) : null }
+    return { tasks, nextCursor: rows.length > tasks.length && last ? encodeCursor(last) : null }
   }
 
   /** Claims the next open task for a role; undefined when there is none. Never hands one task to two callers. */
@@ -180,7 +180,7 @@ export class TaskService {
     return this.#mutate(tenantId, id, expectedVersion, 'progress', null, message, (task, now) => {
       // The first report moves a claimed task to in_progress; later ones keep it there.
       if (task.status !== 'in_progress') assertTransition(task, 'in_progress')
-      return this.#appendProgress({ ...task, status: 'in_progress' }, { timestamp: now, message, percent })
+      return withProgressEntry({ ...task, status: 'in_progress' }, { timestamp: now, message, percent })
     })
   }
 
@@ -190,7 +190,7 @@ export class TaskService {
     const task = await repos.tasks.getForUpdate(tenantId, id)
     if (!task) throw taskNotFound(id)
     const now = this.#deps.clock.now()
-    const next = { ...this.#appendProgress(task, { timestamp: now, message, percent: 0 }), updatedAt: now, version: task.version + 1 }
+    const next = { ...withProgressEntry(task, { timestamp: now, message, percent: 0 }), updatedAt: now, version: task.version + 1 }
     if (!(await repos.tasks.replace(next, task.version))) throw this.#conflict(task.id, task.version, undefined)
     await this.#notify(repos, 'progress', task, next, message, null)
     return next
@@ -236,10 +236,6 @@ export class TaskService {
   #claimed(task: Task, agentId: string | null): Task {
     const now = this.#deps.clock.now()
     return { ...task, status: 'claimed', assignedAgent: agentId ?? task.assignedAgent, claimedAt: now, updatedAt: now, version: task.version + 1 }
-  }
-
-  #appendProgress(task: Task, entry: ProgressEntry): Task {
-    return { ...task, progressLog: [...task.progressLog, entry] }
   }
 
   #conflict(id: string, current: number, expected: number | undefined): AppError {

@@ -92,3 +92,52 @@ export const FINISHED_STATUSES: ReadonlySet<TaskStatus> = new Set(['done', 'clos
 
 /** Bernstein's estimate by difficulty (trivial 10 | low 20 | medium 45 | high 90 | critical 120). */
 export const ESTIMATE_BY_COMPLEXITY: Readonly<Record<TaskComplexity, number>> = { low: 20, medium: 45, high: 90 }
+
+/**
+ * Bounds on what a task accumulates after it is created. Bernstein has none, so one task could grow past what a
+ * single response can carry (V8 strings stop near 512 MiB), and from then on every read and every transition of it
+ * failed. Sizes are UTF-8 bytes, as stored; a report beyond either bound is refused (413) and changes nothing.
+ */
+export const MAX_PROGRESS_ENTRIES = 1000
+export const MAX_PROGRESS_BYTES = 4 * 1024 * 1024
+
+/** The task with one more progress entry, or a `payload_too_large` error when its log has no room for it. */
+export function withProgressEntry(task: Task, entry: ProgressEntry): Task {
+  if (task.progressLog.length >= MAX_PROGRESS_ENTRIES) {
+    throw new AppError('payload_too_large', `Task '${task.id}' already has ${MAX_PROGRESS_ENTRIES} progress entries, the most a task keeps`)
+  }
+  let bytes = Buffer.byteLength(entry.message)
+  for (const existing of task.progressLog) bytes += Buffer.byteLength(existing.message)
+  if (bytes > MAX_PROGRESS_BYTES) {
+    throw new AppError('payload_too_large', `Task '${task.id}' progress messages would exceed ${MAX_PROGRESS_BYTES} bytes, the most a task keeps`)
+  }
+  return { ...task, progressLog: [...task.progressLog, entry] }
+}
+
+/**
+ * What one page of a task listing may carry, in UTF-8 bytes of the tasks' text (an estimate of the response, close
+ * from below). With the per-task bounds above a task stays within a few MiB, but `limit` goes to 500, and 500 large
+ * tasks made a response of half a gigabyte that stalled the node for seconds and then failed. A page stops early
+ * at this budget (always holding at least one task) and says where to go on with `next_cursor`.
+ */
+export const MAX_TASK_PAGE_BYTES = 32 * 1024 * 1024
+
+/** The leading tasks of `tasks` whose estimated size fits {@link MAX_TASK_PAGE_BYTES}; at least the first. */
+export function fitTaskPage(tasks: readonly Task[]): readonly Task[] {
+  let total = 0
+  for (let i = 0; i < tasks.length; i++) {
+    total += estimatedTaskBytes(tasks[i] as Task)
+    if (total > MAX_TASK_PAGE_BYTES && i > 0) return tasks.slice(0, i)
+  }
+  return tasks
+}
+
+function estimatedTaskBytes(task: Task): number {
+  let bytes = Buffer.byteLength(task.title) + Buffer.byteLength(task.description) + Buffer.byteLength(task.role)
+  bytes += Buffer.byteLength(JSON.stringify(task.metadata))
+  if (task.resultSummary !== null) bytes += Buffer.byteLength(task.resultSummary)
+  if (task.terminalReason !== null) bytes += Buffer.byteLength(task.terminalReason)
+  for (const file of task.ownedFiles) bytes += Buffer.byteLength(file)
+  for (const entry of task.progressLog) bytes += Buffer.byteLength(entry.message)
+  return bytes
+}
