@@ -10,6 +10,9 @@ export type ReceiptTrust = { readonly jwks: unknown; readonly trustedJwk?: never
  * hash, the spine entry, and the Ed25519 head signature under a pinned key (kid, key_id and the JWK's kid must
  * agree). A response without a receipt is unattested and fails. Never throws on bad data.
  *
+ * Give it the send's 201 response or a finished task's response: a task still in progress is read with its
+ * acceptance receipt (`Bernstein-Attestation: acceptance`), which covers the 201 body, not the body it comes with.
+ *
  * @example
  * const jwks = await (await fetch(`${base}/.well-known/agent.json/keys`)).json()
  * const verdict = await verifyTaskReceipt(result.responseText, { jwks })
