@@ -30,6 +30,21 @@ for (const engine of testEngines()) {
       if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
     })
 
+    it('reads an unfinished task with its acceptance receipt, which covers the 201 body and not the later one', async () => {
+      const sent = await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', body: JSON.stringify({ sender: 'peer', message: 'in progress' }) })
+      const accepted = sent.json as { id: string; bernstein_task_id: string; receipt: Record<string, unknown> }
+      expect((await rawRequest(app.url, { method: 'POST', path: `/tasks/${accepted.bernstein_task_id}/claim`, body: '{}' })).status).toBe(200)
+      const read = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${accepted.id}` })
+      const body = read.json as { status: string; receipt: Record<string, unknown> }
+      expect(body.status).toBe('working')
+      expect(read.headers.get('bernstein-attestation')).toBe('acceptance')
+      expect(body.receipt).toEqual(accepted.receipt)
+      expect(await verifyA2AReceipt(body.receipt, sent.text, { jwks })).toMatchObject({ ok: true, failures: [] })
+      const againstLater = await verifyA2AReceipt(body.receipt, read.text, { jwks })
+      expect(againstLater.ok).toBe(false)
+      if (againstLater.parsed) expect(againstLater.failures[0]).toMatch(/^content_hash mismatch/)
+    })
+
     it('attests completion once the task finishes, identically on every read', async () => {
       const sent = await app.client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: 'finish me' } })
       const taskId = sent.data!.bernstein_task_id!
