@@ -66,7 +66,8 @@ export class InboundTrustGate implements InboundGate {
 
     if (lossless === null) return {}
     const parsed = parseLineageEnvelopeField(lossless, {
-      ...(this.#options.strictLineage && { checkLinks: true, checkEntryHashes: true }),
+      // A delegation carries its task's entries only, with gaps where the sender's other tasks wrote.
+      ...(this.#options.strictLineage && { checkLinks: true, allowTicketGaps: true, checkEntryHashes: true }),
       ...(verifiedIssuer !== undefined && { expectedIssuer: verifiedIssuer }),
     })
     if (!parsed.ok) throw rejected(`lineage envelope rejected: ${parsed.error.message}`)

@@ -60,6 +60,13 @@ export type LineageEnvelopeResult = { ok: true; envelope: LineageEnvelope } | { 
 export interface LineageEnvelopeParseOptions {
   /** Require each carried entry's `prev_entry_hash` to equal the previous entry's `entry_hash`. */
   checkLinks?: boolean
+  /**
+   * With `checkLinks`: when every carried entry has the same ticket id (a per-ticket envelope, which is what a
+   * delegation carries), an entry may follow a gap where the sender's other tickets' entries were left out. It must
+   * still not link to any carried entry but the one before it (which would mean reordered or missing entries of
+   * this ticket). Envelopes spanning several tickets, or none, must link throughout.
+   */
+  allowTicketGaps?: boolean
   /** Require the first carried entry to start a chain (`prev_entry_hash` = the genesis hash): no truncated head. */
   requireGenesis?: boolean
   /** Require each carried entry's `entry_hash` to recompute (unkeyed: no sender key needed). */
@@ -128,6 +135,12 @@ export function lineageEnvelopePayloadBytes(envelope: LineageEnvelope): Buffer {
 /** `{"bernstein.lineage_v2": payload}`, to splice into an A2A message. */
 export function lineageEnvelopeField(envelope: LineageEnvelope): PyObject {
   return { [LINEAGE_ENVELOPE_FIELD]: lineageEnvelopePayload(envelope) }
+}
+
+/** Whether every entry carries one and the same non-empty ticket id. */
+function isSingleTicket(entries: readonly TrackerAuditEntry[]): boolean {
+  const ticket = entries[0]?.ticket_id
+  return typeof ticket === 'string' && ticket.length > 0 && entries.every((entry) => entry.ticket_id === ticket)
 }
 
 function reject(code: LineageEnvelopeErrorCode, message: string, entryIndex?: number): LineageEnvelopeResult {
@@ -207,10 +220,12 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
     )
   }
   if (options.checkLinks) {
+    const gapsAllowed = options.allowTicketGaps === true && isSingleTicket(entries)
+    const carried = gapsAllowed ? new Set(entries.map((entry) => entry.entry_hash)) : null
     for (let index = 1; index < entries.length; index++) {
       const previous = entries[index - 1] as TrackerAuditEntry
       const entry = entries[index] as TrackerAuditEntry
-      if (entry.prev_entry_hash !== previous.entry_hash) {
+      if (entry.prev_entry_hash !== previous.entry_hash && !(carried !== null && !carried.has(entry.prev_entry_hash))) {
         return reject(
           'broken_link',
           `lineage envelope entry ${index}: prev_entry_hash mismatch (expected ${previous.entry_hash}, got ${entry.prev_entry_hash})`,

@@ -190,4 +190,27 @@ describe('lineage envelope inspect', { timeout: 120_000 }, () => {
     expect(issuer.code).toBe(1)
     expect(issuer.stdout).toContain("  - lineage envelope source_issuer 'acme-orch' does not match the verified issuer 'globex'\n")
   })
+
+  it('--check-links lets one ticket’s entries skip other tickets’, and refuses them out of order', async () => {
+    // PROJ-101's entries 0 and 2 of the source log, its entry 1 left out; then 2 before 1.
+    const lines = vectorText('tracker_audit', 'source_log.jsonl').trim().split('\n')
+    const envelopeOf = async (name: string, picked: number[]) => {
+      const file = join(dir, name)
+      const wrapped = await cli('lineage', 'envelope', 'wrap', '--file', await linesFile(name, picked.map((i) => lines[i]!)), '--issuer', 'acme-orch', '--output', file)
+      expect(wrapped.code, wrapped.stderr).toBe(0)
+      return file
+    }
+    const gap = await envelopeOf('gap.json', [0, 2])
+    expect((await cli('lineage', 'envelope', 'inspect', '--file', gap, '--check-links', '--check-entry-hashes')).code).toBe(0)
+    const reordered = await envelopeOf('reordered.json', [0, 2, 1])
+    const run = await cli('--json', 'lineage', 'envelope', 'inspect', '--file', reordered, '--check-links')
+    expect(run.code).toBe(1)
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, code: 'broken_link' })
+  })
 })
+
+async function linesFile(name: string, lines: string[]): Promise<string> {
+  const file = join(dir, `${name}.jsonl`)
+  await writeFile(file, lines.map((l) => `${l}\n`).join(''))
+  return file
+}

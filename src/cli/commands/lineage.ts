@@ -194,7 +194,9 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
     return reportError(cmd, `could not parse envelope: ${pythonJsonDecodeText(error, text)}`, 1)
   }
   const parseOptions: LineageEnvelopeParseOptions = {}
-  if (opts.checkLinks) parseOptions.checkLinks = true
+  // As a strict receiver checks: a per-ticket envelope (what `wrap --ticket-id` and a delegation carry) skips the
+  // other tickets' entries.
+  if (opts.checkLinks) Object.assign(parseOptions, { checkLinks: true, allowTicketGaps: true })
   if (opts.requireGenesis) parseOptions.requireGenesis = true
   if (opts.checkEntryHashes) parseOptions.checkEntryHashes = true
   if (opts.expectedIssuer !== undefined) parseOptions.expectedIssuer = opts.expectedIssuer
@@ -331,7 +333,7 @@ export function registerLineage(program: Command): void {
     .command('inspect')
     .description('parse and check an envelope payload, or an A2A message carrying one')
     .requiredOption('--file <path>', 'envelope payload or A2A message (JSON)')
-    .option('--check-links', 'require carried entries to chain to each other')
+    .option('--check-links', 'require carried entries to chain to each other (one ticket\'s entries may skip other tickets\')')
     .option('--require-genesis', 'require the first carried entry to start at the genesis hash')
     .option('--check-entry-hashes', 'require every carried entry_hash to recompute')
     .option('--expected-issuer <issuer>', 'require source_issuer to equal this (verified) issuer')

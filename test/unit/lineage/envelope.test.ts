@@ -192,6 +192,24 @@ describe('optional stricter envelope checks', () => {
     expect(parseLineageEnvelope(payloadObject('envelope_payload.json'), { checkLinks: true, requireGenesis: true }).ok).toBe(true)
   })
 
+  it('allowTicketGaps lets a per-ticket envelope skip other tickets’ entries, not reorder its own or span tickets', () => {
+    const entries = readEntries('tracker_audit', 'source_log.jsonl')
+    const wrap = (picked: number[]) => lineageEnvelopePayload(wrapLineageChain(picked.map((i) => entries[i]!), { sourceIssuer: 'acme-orch' }))
+    const strict = { checkLinks: true, allowTicketGaps: true, checkEntryHashes: true }
+    // Entries 0 and 2 are PROJ-101's, with PROJ-101's entry 1 left out between them.
+    expect(parseLineageEnvelope(wrap([0, 2]), { checkLinks: true }).ok).toBe(false)
+    expect(parseLineageEnvelope(wrap([0, 2]), strict).ok).toBe(true)
+    // A link to a carried entry other than the one before it: the ticket's own entries are out of order.
+    const reordered = parseLineageEnvelope(wrap([0, 2, 1]), strict)
+    expect(reordered.ok).toBe(false)
+    if (!reordered.ok) expect(reordered.error).toMatchObject({ code: 'broken_link', entryIndex: 1 })
+    // Across tickets (PROJ-101 and ENG-7) links must hold throughout.
+    const spanning = parseLineageEnvelope(wrap([0, 2, 3]), strict)
+    expect(spanning.ok).toBe(false)
+    if (!spanning.ok) expect(spanning.error).toMatchObject({ code: 'broken_link', entryIndex: 1 })
+    expect(parseLineageEnvelope(wrap([0, 1, 2, 3, 4]), strict).ok).toBe(true)
+  })
+
   it('checkEntryHashes catches a tampered entry whose digest was recomputed', () => {
     const entries = readEntries('tracker_audit', 'source_log.jsonl')
     entries[3] = { ...entries[3]!, ticket_id: 'ENG-8' }
