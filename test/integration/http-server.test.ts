@@ -1,7 +1,7 @@
 /**
  * What Node's HTTP server answers, or would answer, before Express sees a request: every answer is JSON in the
  * contract's error shape, and no connection is dropped unanswered. Raw sockets, since no HTTP client sends these
- * requests (a request without Host, a Transfer-Encoding beside a Content-Length).
+ * requests (a request without Host, a CONNECT to an origin server, a Transfer-Encoding beside a Content-Length).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
@@ -220,6 +220,51 @@ describe('answers Node would make before Express', () => {
     expectJson(res, 'HTTP/1.1 431 Request Header Fields Too Large', { detail: 'Request header fields too large' })
     await connection.closed
   })
+
+  describe('CONNECT, answered as any method the contract does not list, then closed', () => {
+    it.each([
+      ['without a token', 'CONNECT /tasks HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 401 Unauthorized', { detail: 'Missing or invalid Authorization header' }, undefined],
+      ['on a path of the contract', `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET, POST'],
+      ['on a public path', 'CONNECT /health HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET'],
+      ['under /api/v1', `CONNECT /api/v1/tasks/next/backend HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET'],
+      ['on an unknown path', `CONNECT /nope HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`, 'HTTP/1.1 404 Not Found', { detail: 'Not Found' }, undefined],
+      ['to an authority (a tunnel), with a token', `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n${AUTH}\r\n`, 'HTTP/1.1 404 Not Found', { detail: 'Not Found' }, undefined],
+      ['to an authority, without a token', 'CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n', 'HTTP/1.1 401 Unauthorized', { detail: 'Missing or invalid Authorization header' }, undefined],
+      ['without Host', `CONNECT /tasks HTTP/1.1\r\n${AUTH}\r\n`, 'HTTP/1.1 400 Bad Request', { detail: 'Missing Host header' }, undefined],
+      ['with a body', `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Length: 5\r\n\r\nhello`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET, POST'],
+      ['in HTTP/1.0', `CONNECT /tasks HTTP/1.0\r\n${AUTH}\r\n`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET, POST'],
+    ] as const)('%s', async (_name, request, statusLine, body, allow) => {
+      const { connection, res } = await exchange(app.url, request)
+      expectJson(res, statusLine, body)
+      expectAppHeaders(res)
+      expect(res.headers.get('allow')).toBe(allow)
+      expect(res.headers.get('connection')).toBe('close')
+      await connection.closed
+    })
+
+    it('pipelined behind other requests: answered in order, after them, and nothing after it is read', async () => {
+      const connection = await RawConnection.open(app.url)
+      connection.write(`GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nCONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n`)
+      expect((await connection.response()).json).toMatchObject({ status: 'ok' })
+      expect((await connection.response()).json).toMatchObject({ tasks: expect.any(Array) })
+      expectJson(await connection.response(), 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' })
+      await connection.closed
+      await expect(connection.response()).rejects.toThrow(/closed without a \(complete\) response; received: ""/)
+    })
+
+    it('a client that resets the connection at once does not take the server down', async () => {
+      await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          const connection = await RawConnection.open(app.url)
+          connection.write(`CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Length: 100000\r\n\r\n${'a'.repeat(50_000)}`)
+          connection.destroy()
+        }),
+      )
+      const { connection, res } = await exchange(app.url, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      expect(res.statusLine).toBe('HTTP/1.1 200 OK')
+      await connection.closed
+    })
+  })
 })
 
 describe('the real server (startServer) answers them the same way', () => {
@@ -235,12 +280,15 @@ describe('the real server (startServer) answers them the same way', () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it('without Host and with an unmet expectation', async () => {
+  it('without Host, with an unmet expectation, and with CONNECT', async () => {
     const noHost = await exchange(server.url, 'GET /health HTTP/1.1\r\n\r\n')
     expectJson(noHost.res, 'HTTP/1.1 400 Bad Request', { detail: 'Missing Host header' })
     await noHost.connection.closed
     const expectation = await exchange(server.url, `POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: 2\r\nExpect: bogus\r\n\r\n{}`)
     expectJson(expectation.res, 'HTTP/1.1 417 Expectation Failed', { detail: 'Only the 100-continue expectation is supported' })
     expectation.connection.destroy()
+    const tunnel = await exchange(server.url, `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`)
+    expectJson(tunnel.res, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' })
+    await tunnel.connection.closed
   })
 })
