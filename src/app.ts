@@ -14,6 +14,7 @@ import { securityHeaders } from './http/security-headers.js'
 import { metricsRoutes, PrometheusMetrics } from './http/metrics.js'
 import { OperationIndex } from './http/operation-index.js'
 import { requestLog } from './http/request-log.js'
+import { requestFraming } from './http/request-framing.js'
 import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/unicode.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
@@ -123,6 +124,8 @@ export function createApp(deps: AppDeps): App {
   // First, so that every response carries X-Request-Id and every request is logged and counted, refusals included.
   app.use(requestLog({ logger, operations: new OperationIndex(contract.document), onFinish: (record) => metrics.observeRequest(record) }))
   app.use(securityHeaders())
+  // Before anything decides by the request: these are refusals Node itself would make before any application code.
+  app.use(requestFraming())
   // Order matters: the network and the credential are checked before anything about limits or bodies is revealed.
   app.use(networkGuard(deps.network ?? { allowedIps: [], trustedProxyIps: [] }))
   app.use(exactPaths())

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'not_found'
   | 'method_not_allowed'
+  | 'expectation_failed'
   | 'unavailable'
   | 'internal'
 

@@ -1,6 +1,6 @@
-import { type Server, createServer } from 'node:http'
+import type { Server } from 'node:http'
 import { type App, createApp } from './app.js'
-import { answerClientErrors } from './http/client-errors.js'
+import { createHttpServer } from './http/http-server.js'
 import { resolveOperatorToken, secretMatcher } from './auth/operator-token.js'
 import { type Config, defaultPublicBaseUrl } from './config.js'
 import type { TokenResolver } from './http/caller.js'
@@ -193,7 +193,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   // card `endpoint`) must name the port actually bound, which BERNSTEIN_PORT=0 only tells after listening. Nothing
   // is signed before this point (the agent card is signed on first request, from the profile below), and the app is
   // attached synchronously after `listen` resolves, before any connection can be dispatched.
-  const server = createServer()
+  const server = createHttpServer()
   let boundPort: number
   try {
     boundPort = await listen(server, config.port, config.host)
@@ -221,7 +221,6 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     federation: { peerToken: peerTokenResolver(config) },
   })
   server.on('request', app.express)
-  answerClientErrors(server)
   const follower = startFollower(app, config.federationPollMs, logger)
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {

@@ -16,6 +16,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   unauthenticated: 401,
   forbidden: 403,
   method_not_allowed: 405,
+  expectation_failed: 417,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http'
 import { type AppDeps, type App, createApp } from '../../src/app.js'
-import { answerClientErrors } from '../../src/http/client-errors.js'
+import { createHttpServer } from '../../src/http/http-server.js'
 import { secretsEqual } from '../../src/auth/operator-token.js'
 import { type ApiClient, createApiClient } from '../../src/client/index.js'
 import type { TokenIdentity } from '../../src/http/caller.js'
@@ -93,10 +93,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     store,
     resolveToken,
   })
-  const server: Server = await new Promise((resolve) => {
-    const s = app.express.listen(0, '127.0.0.1', () => resolve(s))
-  })
-  answerClientErrors(server)
+  // The server the node runs on (src/server.ts), so that what Node answers before Express is tested too.
+  const server: Server = createHttpServer()
+  server.on('request', app.express)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()
   if (typeof address !== 'object' || address === null) throw new Error('no address')
   const url = `http://127.0.0.1:${address.port}`
