@@ -2670,6 +2670,8 @@ export interface operations {
                     "application/json": components["schemas"]["RootInfo"];
                 };
             };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getHealth: {
@@ -2810,6 +2812,8 @@ export interface operations {
                     };
                 };
             };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getOpenApiYaml: {
@@ -2830,6 +2834,8 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getDocs: {
@@ -2850,6 +2856,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getMetrics: {

@@ -7,6 +7,7 @@ import http from 'node:http'
 import { RateLimiterMemory } from 'rate-limiter-flexible'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
+import { isHealthOrDiscovery } from '../../src/http/network.js'
 import type { TaskObserver } from '../../src/tasks/task-events.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
@@ -185,6 +186,22 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       expect((await rawRequest(app.url, { method: 'GET', path: '/tasks' })).status).toBe(429)
     })
 
+    it('the public pages outside health and discovery are limited too, per address, with the documented 429', async () => {
+      const app = await start({ rateLimiters: { default_read: limiter(1, 60) }, rateLimitLoopback: true })
+      // One read bucket per address: the first read spends its one point, every later one is refused.
+      for (const path of ['/', '/openapi.json', '/openapi.yaml', '/docs']) {
+        const first = await rawRequest(app.url, { method: 'GET', path, token: null })
+        const second = await rawRequest(app.url, { method: 'GET', path, token: null })
+        expect({ path, first: first.status, second: second.status, json: second.json }).toEqual({ path, first: path === '/' ? 200 : 429, second: 429, json: rateLimited('default_read') })
+      }
+    })
+
+    it('every operation the IP allowlist and the rate limits apply to documents its 403 and 429', () => {
+      const covered = loadOperations().filter((op) => !isHealthOrDiscovery(op.path))
+      expect(covered.map((op) => op.operationId)).toEqual(expect.arrayContaining(['getRoot', 'getOpenApiJson', 'getOpenApiYaml', 'getDocs']))
+      for (const op of covered) expect({ op: op.operationId, statuses: op.statuses }).toEqual({ op: op.operationId, statuses: expect.arrayContaining([403, 429]) })
+    })
+
     it('health and discovery are never limited', async () => {
       const app = await start({ rateLimiters: { default_read: limiter(1, 60) }, rateLimitLoopback: true })
       for (let i = 0; i < 4; i++) {
@@ -250,7 +267,7 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
         expect({ path, status: foreign.status, text: foreign.text }).toEqual({ path, status: local.status, text: local.text })
         expect(foreign.status).not.toBe(403)
       }
-      for (const path of ['/', '/openapi.json', '/a2a/agent-card']) {
+      for (const path of ['/', '/openapi.json', '/openapi.yaml', '/docs', '/a2a/agent-card']) {
         const res = await from('203.0.113.9', path, null)
         expect({ path, status: res.status, json: res.json }).toEqual({ path, status: 403, json: notAllowed('203.0.113.9') })
       }
