@@ -1,10 +1,17 @@
 import { type RouteDefinition, route } from '../http/route.js'
 import type { NodeIdentity, ServedDocument } from './node-identity.js'
 
+/** An entity tag without its weakness indicator: If-None-Match compares weakly (RFC 9110 §13.1.2). */
+const opaqueTag = (tag: string): string => {
+  const trimmed = tag.trim()
+  return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed
+}
+
 /** Exact bytes with caching validators; a matching `If-None-Match` gets a 304 without a body. */
 function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheControl: string) {
   const headers = { ETag: doc.etag, 'Cache-Control': cacheControl }
-  if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === doc.etag || tag.trim() === '*')) {
+  const ours = opaqueTag(doc.etag)
+  if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => opaqueTag(tag) === ours || tag.trim() === '*')) {
     return { status: 304 as const, body: undefined, headers }
   }
   return { status: 200 as const, raw: doc.bytes, contentType: 'application/json', headers }

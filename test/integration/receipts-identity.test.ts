@@ -125,6 +125,11 @@ for (const engine of testEngines()) {
       const current = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': `"stale", ${etag}` } })
       expect(current.status).toBe(304)
       expect(current.text).toBe('')
+      // If-None-Match compares weakly: a cache that stored the tag as weak (W/"…") still gets its 304.
+      const weak = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': `W/${etag}` } })
+      expect(weak.status).toBe(304)
+      const weakStale = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': 'W/"stale"' } })
+      expect(weakStale.status).toBe(200)
       const stale = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': '"stale"' } })
       expect(stale.status).toBe(200)
       expect(stale.text).toBe(res.text)
