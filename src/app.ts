@@ -16,6 +16,7 @@ import { OperationIndex } from './http/operation-index.js'
 import { requestLog } from './http/request-log.js'
 import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/unicode.js'
+import { keepingJsonBytes, rejectInexactNumbers } from './http/json-numbers.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
 import type { TokenResolver } from './http/caller.js'
@@ -132,8 +133,10 @@ export function createApp(deps: AppDeps): App {
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
   app.use(V0_PATHS, ...rawBodyForV0)
-  app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: requireUtf8Json })))
+  app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) })))
   app.use(rejectLoneSurrogates())
+  // JSON.parse rounds big integers and overflows to Infinity without a word; a body it changed is refused here.
+  app.use(rejectInexactNumbers())
   indexValidatorOperationLookup()
   deferOpenApiSchemaCompilation()
   skipBundlingOfBundledDocuments()
