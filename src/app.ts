@@ -16,7 +16,7 @@ import { OperationIndex } from './http/operation-index.js'
 import { requestLog } from './http/request-log.js'
 import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/unicode.js'
-import { keepingJsonBytes, rejectInexactNumbers } from './http/json-numbers.js'
+import { keepingJsonBytes, rejectInexactNumbers, rejectInexactQueryIntegers } from './http/json-numbers.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
 import type { TokenResolver } from './http/caller.js'
@@ -158,6 +158,8 @@ export function createApp(deps: AppDeps): App {
       ignoreUndocumented: false,
     }),
   )
+  // After the validator, which coerces query integers to numbers without checking that they stayed exact.
+  app.use(rejectInexactQueryIntegers())
 
   const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
   const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()

@@ -49,3 +49,25 @@ export function rejectInexactNumbers(): RequestHandler {
     next()
   }
 }
+
+/**
+ * Refuses integer query parameters that the validator's coercion rounded (`?expected_version=9007199254740993` would
+ * compare as 9007199254740992) or overflowed (`1e400` is Infinity, which its integer check lets through). It runs
+ * after the validator, the only reader of the contract's parameter types: a number in `req.query` is one it coerced.
+ * Every such parameter is named, as the validator names every fault.
+ */
+export function rejectInexactQueryIntegers(): RequestHandler {
+  return (req, _res, next) => {
+    const query = req.query as Record<string, unknown>
+    let issues: ValidationIssue[] | undefined
+    for (const name in query) {
+      const value = query[name]
+      if (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+        issues ??= []
+        issues.push(issue(['query', name], Number.isFinite(value) ? 'unsafe_integer' : 'overflow'))
+      }
+    }
+    if (issues) throw new AppError('validation_failed', issues[0]?.msg ?? UNSAFE_INTEGER_MESSAGE, { issues })
+    next()
+  }
+}

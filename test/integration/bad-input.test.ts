@@ -270,6 +270,9 @@ const PARAM_CASES: readonly ParamCase[] = [
       { label: `${route}: expected_version 0`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=0`, body, loc: ['query', 'expected_version'], type: 'greater_than_equal' },
       { label: `${route}: expected_version not a number`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=one`, body, loc: ['query', 'expected_version'], type: 'type_error' },
       { label: `${route}: expected_version a fraction`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=1.5`, body, loc: ['query', 'expected_version'], type: 'type_error' },
+      // Coerced to a number, these would compare as 9007199254740992 and as Infinity.
+      { label: `${route}: expected_version 2^53 + 1`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=9007199254740993`, body, loc: ['query', 'expected_version'], type: 'int_parsing_size' },
+      { label: `${route}: expected_version 1e400`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=1e400`, body, loc: ['query', 'expected_version'], type: 'finite_number' },
     ]
   }),
 ]
@@ -519,6 +522,14 @@ for (const engine of testEngines()) {
           const body = `{"sender":{"name":"peer-big-${prefix.length}","description":"d","n":9007199254740993},"task":{"id":"big-${prefix.length}","message":"m"},"x":[1e309]}`
           const r = await send('POST', `${prefix}/a2a/v0/tasks`, body)
           expect(r.status, r.text).toBe(202)
+        })
+
+        it('expected_version is compared as sent: within ±(2^53 - 1) a 409 naming it exactly, beyond it a 422', async () => {
+          const r = await refused('POST', `${prefix}/tasks/${seed.open}/claim?expected_version=9007199254740993`, '{}')
+          expect(r.json).toEqual(unsafeInteger(['query', 'expected_version']))
+          const conflict = await refused('POST', `${prefix}/tasks/${seed.open}/claim?expected_version=9007199254740991`, '{}')
+          expect(conflict.status).toBe(409)
+          expect((conflict.json as { detail: string }).detail).toMatch(/: expected 9007199254740991, current \d+$/)
         })
 
         it('an unknown cursor is refused with its own text', async () => {
