@@ -17,6 +17,7 @@ import { requestLog } from './http/request-log.js'
 import { requestFraming } from './http/request-framing.js'
 import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/unicode.js'
+import { keepingJsonBytes, rejectInexactNumbers, rejectInexactQueryIntegers } from './http/json-numbers.js'
 import { type NetworkOptions, networkGuard } from './http/network.js'
 import { type Bucket, type BucketLimiter, rateLimit } from './http/rate-limit.js'
 import type { TokenResolver } from './http/caller.js'
@@ -135,8 +136,10 @@ export function createApp(deps: AppDeps): App {
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
   app.use(V0_PATHS, ...rawBodyForV0)
-  app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: requireUtf8Json })))
+  app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) })))
   app.use(rejectLoneSurrogates())
+  // JSON.parse rounds big integers and overflows to Infinity without a word; a body it changed is refused here.
+  app.use(rejectInexactNumbers())
   indexValidatorOperationLookup()
   deferOpenApiSchemaCompilation()
   skipBundlingOfBundledDocuments()
@@ -158,6 +161,8 @@ export function createApp(deps: AppDeps): App {
       ignoreUndocumented: false,
     }),
   )
+  // After the validator, which coerces query integers to numbers without checking that they stayed exact.
+  app.use(rejectInexactQueryIntegers())
 
   const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
   const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()

@@ -1,5 +1,8 @@
+import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { OVERFLOW_MESSAGE, UNSAFE_INTEGER_MESSAGE } from '../../src/json-numbers.js'
 import { testEngines } from '../helpers/engines.js'
+import { fuzzSettings } from '../helpers/fuzz.js'
 import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 type Prefix = '' | '/api/v1'
@@ -208,6 +211,24 @@ const MALFORMED: readonly (readonly [string, number])[] = [
   ['{a: 1}', 1],
 ]
 
+const overflow = (loc: Loc): unknown => ({ detail: [{ loc, msg: OVERFLOW_MESSAGE, type: 'finite_number' }] })
+const unsafeInteger = (loc: Loc): unknown => ({ detail: [{ loc, msg: UNSAFE_INTEGER_MESSAGE, type: 'int_parsing_size' }] })
+
+/** JSON bodies with a number JSON.parse would silently change, and the answer that refuses them. */
+const INEXACT_NUMBERS: readonly (readonly [string, (seed: Seed) => string, string, unknown])[] = [
+  ['the reported body: 1e309 comes first', () => '/tasks', '{"title":"nums","metadata":{"inf":1e309,"big":9007199254740993,"negzero":-0,"tiny":1e-400}}', overflow(['body', 'metadata', 'inf'])],
+  ['2^53 + 1', () => '/tasks', '{"title":"nums","metadata":{"big":9007199254740993,"negzero":-0,"tiny":1e-400}}', unsafeInteger(['body', 'metadata', 'big'])],
+  ['2^53, itself a double, but beyond the exact range', () => '/tasks', '{"title":"x","metadata":{"n":9007199254740992}}', unsafeInteger(['body', 'metadata', 'n'])],
+  ['-(2^53)', () => '/tasks', '{"title":"x","metadata":{"n":-9007199254740992}}', unsafeInteger(['body', 'metadata', 'n'])],
+  ['-1e309', () => '/tasks', '{"title":"x","metadata":{"n":-1e309}}', overflow(['body', 'metadata', 'n'])],
+  ['deep in arrays', () => '/tasks', '{"title":"x","metadata":{"list":[1,2,{"deep":[123456789012345678901234567890]}]}}', unsafeInteger(['body', 'metadata', 'list', 2, 'deep', 0])],
+  ['a contract integer, before its range is checked', () => '/tasks', '{"title":"x","priority":9007199254740993}', unsafeInteger(['body', 'priority'])],
+  ['progress percent 1e400', (s) => `/tasks/${s.claimed}/progress`, '{"message":"m","percent":1e400}', overflow(['body', 'percent'])],
+  ['a field the send ignores', () => '/a2a/tasks/send', '{"sender":"peer-agent@globex","message":"Fix the flaky login test","extra":1e309}', overflow(['body', 'extra'])],
+  ['an artifact', (s) => `/a2a/tasks/${s.a2a}/artifacts`, '{"name":"n","size":18446744073709551616}', unsafeInteger(['body', 'size'])],
+  ['a message', () => '/a2a/message', '{"sender":"s","recipient":"r","content":"c","task_id":"ffffffffffff","n":[-1e999]}', overflow(['body', 'n', 0])],
+]
+
 /** Every operation that takes parameters, with values that break them. */
 interface ParamCase {
   readonly label: string
@@ -249,6 +270,9 @@ const PARAM_CASES: readonly ParamCase[] = [
       { label: `${route}: expected_version 0`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=0`, body, loc: ['query', 'expected_version'], type: 'greater_than_equal' },
       { label: `${route}: expected_version not a number`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=one`, body, loc: ['query', 'expected_version'], type: 'type_error' },
       { label: `${route}: expected_version a fraction`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=1.5`, body, loc: ['query', 'expected_version'], type: 'type_error' },
+      // Coerced to a number, these would compare as 9007199254740992 and as Infinity.
+      { label: `${route}: expected_version 2^53 + 1`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=9007199254740993`, body, loc: ['query', 'expected_version'], type: 'int_parsing_size' },
+      { label: `${route}: expected_version 1e400`, method: 'POST', path: (s) => `/tasks/${target(s)}/${route}?expected_version=1e400`, body, loc: ['query', 'expected_version'], type: 'finite_number' },
     ]
   }),
 ]
@@ -453,6 +477,59 @@ for (const engine of testEngines()) {
             expect((read.json as { title: string }).title).toBe('a\u0000b')
             for (const [path, , status] of reads) expect((await refused('GET', prefix + path)).status, path).toBe(status)
           }
+        })
+
+        it.each(INEXACT_NUMBERS)('a number JSON.parse would change (%s): 422 at the number, nothing stored', async (_label, path, body, json) => {
+          const r = await refused('POST', prefix + path(seed), body)
+          expect({ status: r.status, json: r.json }).toEqual({ status: 422, json })
+        })
+
+        it('numbers a double holds as sent, or as Python reads them, are stored; numbers in strings and keys are text', async () => {
+          const body =
+            '{"title":"nums","metadata":{"max":9007199254740991,"min":-9007199254740991,"big_float":1.5e308,"max_float":1.7976931348623157e308,' +
+            '"in_string":"9007199254740993","9007199254740993":"1e309","float_1e20":1e20,"negzero":-0,"negzero_float":-0.0,"tiny":1e-400}}'
+          const created = await send('POST', `${prefix}/tasks`, body)
+          expect(created.status, created.text).toBe(201)
+          const id = String((created.json as { id: string }).id)
+          for (const r of [created, await send('GET', `${prefix}/tasks/${id}`)]) {
+            // As text: the integers exactly, -0 and an underflow as 0 (Python reads `-0` as the int 0, 1e-400 as 0.0).
+            expect(r.text).toContain(
+              '"metadata":{"max":9007199254740991,"min":-9007199254740991,"big_float":1.5e+308,"max_float":1.7976931348623157e+308,' +
+                '"in_string":"9007199254740993","9007199254740993":"1e309","float_1e20":100000000000000000000,"negzero":0,"negzero_float":0,"tiny":0}',
+            )
+          }
+        })
+
+        it('any integer in metadata is stored exactly when it lies within ±(2^53 - 1), and refused otherwise', async () => {
+          const limit = BigInt(Number.MAX_SAFE_INTEGER)
+          const integers = fc.oneof(fc.bigInt({ min: limit - 5n, max: limit + 5n }), fc.bigInt({ min: -limit - 5n, max: -limit + 5n }), fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }))
+          await fc.assert(
+            fc.asyncProperty(integers, async (n) => {
+              const body = `{"title":"n","metadata":{"n":${n}}}`
+              if (n > limit || n < -limit) {
+                expect((await refused('POST', `${prefix}/tasks`, body)).json).toEqual(unsafeInteger(['body', 'metadata', 'n']))
+              } else {
+                const r = await send('POST', `${prefix}/tasks`, body)
+                expect(r.status).toBe(201)
+                expect(r.text).toContain(`"metadata":{"n":${n}}`)
+              }
+            }),
+            fuzzSettings(20),
+          )
+        })
+
+        it('POST /a2a/v0/tasks is not checked here: its body is read losslessly, as Bernstein reads it', async () => {
+          const body = `{"sender":{"name":"peer-big-${prefix.length}","description":"d","n":9007199254740993},"task":{"id":"big-${prefix.length}","message":"m"},"x":[1e309]}`
+          const r = await send('POST', `${prefix}/a2a/v0/tasks`, body)
+          expect(r.status, r.text).toBe(202)
+        })
+
+        it('expected_version is compared as sent: within ±(2^53 - 1) a 409 naming it exactly, beyond it a 422', async () => {
+          const r = await refused('POST', `${prefix}/tasks/${seed.open}/claim?expected_version=9007199254740993`, '{}')
+          expect(r.json).toEqual(unsafeInteger(['query', 'expected_version']))
+          const conflict = await refused('POST', `${prefix}/tasks/${seed.open}/claim?expected_version=9007199254740991`, '{}')
+          expect(conflict.status).toBe(409)
+          expect((conflict.json as { detail: string }).detail).toMatch(/: expected 9007199254740991, current \d+$/)
         })
 
         it('an unknown cursor is refused with its own text', async () => {
