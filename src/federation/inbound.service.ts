@@ -4,6 +4,7 @@ import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'
+import type { FederatedInbound } from '../a2a/a2a-task.js'
 
 /** The v0.1 agent card a delegating peer sends about itself. */
 export interface SenderCard {
@@ -31,7 +32,7 @@ export interface InboundAccepted {
   readonly peer_name: string
   readonly task_id: string
   readonly a2a_task_id: string
-  /** False when this delivery repeated an earlier one (same peer and remote id). */
+  /** False when this delivery repeated an earlier one (same peer, remote id and task). */
   readonly created: boolean
 }
 
@@ -132,6 +133,7 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
 /**
  * A gate an inbound delegation must pass before anything is stored (capability-card trust, lineage envelope).
  * It throws an AppError `rejected` to refuse, and may return a hook to run inside the accepting transaction.
+ * Gates also run for a repeated delivery, before it is recognised as one, so `check` must not change anything.
  */
 export interface InboundGate {
   check(request: InboundTaskRequest, tenantId: string): Promise<InboundGateResult>
@@ -153,7 +155,8 @@ export interface InboundServiceDeps {
 /**
  * Accepts tasks delegated by peer orchestrators. Unlike Bernstein (§2.6), the delegation is persisted, it
  * creates a linked Bernstein task and an A2A task the delegator can follow, and a repeated delivery of the same
- * (peer, remote id) returns the first acceptance without creating anything.
+ * (peer, remote id) and task returns the first acceptance without creating anything, once it has passed every
+ * check a new delivery must pass (Bernstein looks the id up first and answers any repeat with the first entry).
  */
 export class InboundService {
   readonly #deps: InboundServiceDeps
@@ -163,10 +166,13 @@ export class InboundService {
   }
 
   async accept(tenantId: string, request: InboundTaskRequest): Promise<InboundAccepted> {
-    const existing = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
-    if (existing) return this.#answer(existing, false)
+    // Every trust check runs before the delivery is looked up: a repeat is answered `duplicate` only when it would
+    // itself be accepted. Looking first let a request without the card (or with a bad one) learn, and be told it
+    // succeeded with, the ids of a delegation that only the trusted sender may follow.
     const hooks: InboundGateResult[] = []
     for (const gate of this.#deps.gates ?? []) hooks.push(await gate.check(request, tenantId))
+    const existing = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
+    if (existing) return this.#repeated(existing, request)
     const now = this.#deps.clock.now()
     return this.#deps.store.transaction(async (repos) => {
       const id = this.#deps.ids.shortId()
@@ -204,8 +210,24 @@ export class InboundService {
       if (!(error instanceof DuplicateDelivery)) throw error
       const winner = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
       if (!winner) throw error
-      return this.#answer(winner, false)
+      return this.#repeated(winner, request)
     })
+  }
+
+  /**
+   * The answer to a delivery whose (peer, remote id) was already accepted. The remote id is the delegator's
+   * idempotency key: a redelivery repeats the task (its card and envelope may be fresh, and have passed the gates
+   * again), so the same id with another message or role is not a retry but a second task under a used key.
+   * Answering it with the first acceptance would tell the sender its new task was taken while it was dropped.
+   */
+  #repeated(existing: FederatedInbound, request: InboundTaskRequest): InboundAccepted {
+    if (existing.message !== request.task.message || existing.role !== request.task.role) {
+      throw new AppError(
+        'delivery_conflict',
+        "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+      )
+    }
+    return this.#answer(existing, false)
   }
 
   #answer(inbound: { id: string; remoteTaskId: string; peerName: string; taskId: string; a2aTaskId: string }, created: boolean): InboundAccepted {

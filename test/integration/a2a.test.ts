@@ -431,11 +431,19 @@ for (const engine of testEngines()) {
             expect(first.status).toBe(202)
             const state = await tenantState(tenant)
             const again = await v0({ sender: card('peer-dup'), task: { id: 'same', message: 'once' } }, tenant)
-            const changed = await v0({ sender: { ...card('peer-dup'), description: 'changed' }, task: { id: 'same', message: 'a different message' } }, tenant)
-            expect(again.status).toBe(202)
-            expect(again.json).toEqual(first.json)
-            expect(changed.status).toBe(202)
-            expect(changed.json).toEqual(first.json)
+            // The sender's card may change between deliveries (it describes the peer, not the task).
+            const recarded = await v0({ sender: { ...card('peer-dup'), description: 'changed' }, task: { id: 'same', message: 'once', role: 'backend' } }, tenant)
+            for (const repeat of [again, recarded]) {
+              expect(repeat.status).toBe(202)
+              expect(repeat.headers.get('bernstein-delivery')).toBe('duplicate')
+              expect(repeat.json).toEqual(first.json)
+            }
+            // The task may not: the id is the delegator's idempotency key, and another task under it is refused.
+            const changed = await v0({ sender: card('peer-dup'), task: { id: 'same', message: 'a different message' } }, tenant)
+            expect(changed.status).toBe(409)
+            expect(changed.json).toEqual({
+              detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+            })
             expect(await tenantState(tenant)).toEqual(state)
 
             // A different remote id, or the same id from another peer, is a new delegation.
@@ -458,6 +466,25 @@ for (const engine of testEngines()) {
             expect(data?.tasks.map((x) => x.id)).toEqual([(answers[0] as Record<string, string>)['task_id']])
             expect(await t.store.repos.a2a.countInbound(tenant)).toBe(1)
             expect(await t.store.repos.a2a.findByBernsteinTask(tenant, data?.tasks[0]?.id ?? '')).toHaveLength(1)
+          })
+
+          it('concurrent deliveries of one id with different tasks: one is accepted, the others get 409, one task exists', async () => {
+            const tenant = uniqueTenant('v0-race-diff')
+            const results = await Promise.all(Array.from({ length: 6 }, (_, i) => v0({ sender: card('peer-race'), task: { id: 'race-2', message: `version ${i}` } }, tenant)))
+            const won = results.filter((r) => r.status === 202)
+            expect(won).toHaveLength(1)
+            expect(won[0]?.headers.get('bernstein-delivery')).toBe('new')
+            expect(results.filter((r) => r.status === 409).map((r) => r.json)).toEqual(
+              Array(5).fill({ detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'" }),
+            )
+            const { data } = await t.clientWith({ token: OPERATOR_TOKEN, tenant }).GET('/tasks', { params: { query: { limit: 500 } } })
+            expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string>)['task_id']])
+            // The accepted version is the one stored, and its own redelivery is the duplicate.
+            const stored = await t.store.repos.a2a.getInbound(tenant, 'peer-race', 'race-2')
+            expect(stored?.taskId).toBe((won[0]?.json as Record<string, string>)['task_id'])
+            const again = await v0({ sender: card('peer-race'), task: { id: 'race-2', message: stored?.message } }, tenant)
+            expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({ status: 202, delivery: 'duplicate', json: won[0]?.json })
+            expect(await t.store.repos.a2a.countInbound(tenant)).toBe(1)
           })
 
           const valid = { sender: { name: 'peer-x', description: 'd' }, task: { id: 't1', message: 'm' } }
