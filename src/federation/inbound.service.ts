@@ -4,7 +4,7 @@ import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'
-import type { FederatedInbound } from '../a2a/a2a-task.js'
+import type { FederatedInbound, InboundKey } from '../a2a/a2a-task.js'
 
 /** The v0.1 agent card a delegating peer sends about itself. */
 export interface SenderCard {
@@ -32,7 +32,7 @@ export interface InboundAccepted {
   readonly peer_name: string
   readonly task_id: string
   readonly a2a_task_id: string
-  /** False when this delivery repeated an earlier one (same peer, remote id and task). */
+  /** False when this delivery repeated an earlier one (same peer, sender key, remote id and task). */
   readonly created: boolean
 }
 
@@ -142,6 +142,11 @@ export interface InboundGate {
 export interface InboundGateResult {
   /** Runs inside the accepting transaction, after the local task exists. */
   readonly onAccepted?: (repos: Repositories, taskId: string) => Promise<void>
+  /**
+   * The identity the gate verified for the sender (its capability-card key's fingerprint). Deliveries are keyed by
+   * it, so what one verified sender delivers is never found by, or in the way of, another.
+   */
+  readonly senderKey?: string
 }
 
 export interface InboundServiceDeps {
@@ -171,7 +176,14 @@ export class InboundService {
     // succeeded with, the ids of a delegation that only the trusted sender may follow.
     const hooks: InboundGateResult[] = []
     for (const gate of this.#deps.gates ?? []) hooks.push(await gate.check(request, tenantId))
-    const existing = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
+    // Without a verified key the tenant is the trust boundary and the name is all there is: '' keys those.
+    const key: InboundKey = {
+      tenantId,
+      peerName: request.sender.name,
+      senderKey: hooks.find((hook) => hook.senderKey !== undefined)?.senderKey ?? '',
+      remoteTaskId: request.task.id,
+    }
+    const existing = await this.#deps.store.repos.a2a.getInbound(key)
     if (existing) return this.#repeated(existing, request)
     const now = this.#deps.clock.now()
     return this.#deps.store.transaction(async (repos) => {
@@ -181,11 +193,9 @@ export class InboundService {
         message: request.task.message,
         role: request.task.role,
       })
-      const inbound = {
+      const inbound: FederatedInbound = {
+        ...key,
         id,
-        tenantId,
-        peerName: request.sender.name,
-        remoteTaskId: request.task.id,
         taskId: view.body.bernstein_task_id ?? '',
         a2aTaskId: view.body.id,
         message: request.task.message,
@@ -208,7 +218,7 @@ export class InboundService {
       return this.#answer(inbound, true)
     }).catch(async (error: unknown) => {
       if (!(error instanceof DuplicateDelivery)) throw error
-      const winner = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
+      const winner = await this.#deps.store.repos.a2a.getInbound(key)
       if (!winner) throw error
       return this.#repeated(winner, request)
     })

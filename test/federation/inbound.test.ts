@@ -15,6 +15,8 @@ import { OPEN, federationNodes } from './nodes.js'
 
 const PEER = generateEd25519KeyPair()
 const STRANGER = generateEd25519KeyPair()
+/** A second pinned peer, which may call itself anything, `peerorg` included. */
+const OTHER = generateEd25519KeyPair()
 const NOW = Date.now() / 1000
 const POLICIES = { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' } as const
 
@@ -27,8 +29,14 @@ type Json = Record<string, unknown>
 
 const sender = (extra: Json = {}): Json => ({ name: 'peerorg', description: '', capabilities: ['task_orchestration'], endpoint: 'http://peerorg.test', ...extra })
 
-function v0(app: TestApp, body: Json): ReturnType<typeof rawRequest> {
-  return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify(body) })
+function v0(app: TestApp, body: Json, token?: string): ReturnType<typeof rawRequest> {
+  return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify(body), ...(token !== undefined && { token }) })
+}
+
+/** What a 202 answer says about the delegation, and whether it was new. */
+async function delivered(res: ReturnType<typeof rawRequest>): Promise<{ status: number; delivery: string | null; json: Json }> {
+  const r = await res
+  return { status: r.status, delivery: r.headers.get('bernstein-delivery'), json: r.json as Json }
 }
 
 for (const engine of testEngines()) {
@@ -135,6 +143,55 @@ for (const engine of testEngines()) {
       } finally {
         await dump.close()
       }
+    })
+
+    it('keys deliveries by the verified card key: a pinned peer using another\'s name and ids neither learns of nor blocks its delegations', async () => {
+      const b = await node('org-b', {
+        inboundTrust: { trustedPeerFingerprints: [keyFingerprint(PEER.publicKey), keyFingerprint(OTHER.publicKey)], requirements: OPEN, strictLineage: false },
+      })
+      const peer = sender({ capability_card: await peerCard(PEER) })
+      // OTHER's card is valid and pinned, and names the same issuer: only the key tells them apart.
+      const other = sender({ capability_card: await peerCard(OTHER) })
+
+      const mine = await delivered(v0(b, { sender: peer, task: { id: 'dup-3', message: 'the peer\'s task' } }))
+      expect(mine).toMatchObject({ status: 202, delivery: 'new' })
+      // Under the accepted id and name, with another task: neither the accepted ids nor a conflict (which would say
+      // the id is taken), but a delegation of its own.
+      const theirs = await delivered(v0(b, { sender: other, task: { id: 'dup-3', message: 'another task' } }))
+      expect(theirs).toMatchObject({ status: 202, delivery: 'new', json: { remote_task_id: 'dup-3', peer_name: 'peerorg' } })
+      for (const field of ['id', 'task_id', 'a2a_task_id']) expect(theirs.json[field], field).not.toBe(mine.json[field])
+      // And with the very task the peer sent: still its own, not the peer's.
+      const copied = await delivered(v0(b, { sender: other, task: { id: 'dup-4', message: 'the peer\'s task' } }))
+      const first = await delivered(v0(b, { sender: peer, task: { id: 'dup-4', message: 'the peer\'s task' } }))
+      expect([copied.delivery, first.delivery]).toEqual(['new', 'new'])
+      expect(first.json['task_id']).not.toBe(copied.json['task_id'])
+
+      // Each one's redelivery finds its own delegation.
+      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-3', message: 'the peer\'s task' } }))).toEqual({ ...mine, delivery: 'duplicate' })
+      expect(await delivered(v0(b, { sender: other, task: { id: 'dup-3', message: 'another task' } }))).toEqual({ ...theirs, delivery: 'duplicate' })
+      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-4', message: 'the peer\'s task' } }))).toEqual({ ...first, delivery: 'duplicate' })
+      const tasks = (await b.client.GET('/tasks', { params: { query: { limit: 500 } } })).data!.tasks
+      expect(tasks.map((t) => t.id).sort()).toEqual([mine, theirs, copied, first].map((d) => String(d.json['task_id'])).sort())
+    })
+
+    it('keys deliveries by tenant: the same peer, card and id in another tenant is another delegation, invisible to the first', async () => {
+      const b = await pinning()
+      const acme = (await b.tokens.create({ role: 'operator', tenant: 'acme', expiresInSeconds: null })).token
+      const globex = (await b.tokens.create({ role: 'operator', tenant: 'globex', expiresInSeconds: null })).token
+      const peer = sender({ capability_card: await peerCard(PEER) })
+
+      const atAcme = await delivered(v0(b, { sender: peer, task: { id: 'dup-5', message: 'for acme' } }, acme))
+      const atGlobex = await delivered(v0(b, { sender: peer, task: { id: 'dup-5', message: 'for globex' } }, globex))
+      expect([atAcme.delivery, atGlobex.delivery]).toEqual(['new', 'new'])
+      for (const field of ['id', 'task_id', 'a2a_task_id']) expect(atGlobex.json[field], field).not.toBe(atAcme.json[field])
+      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-5', message: 'for acme' } }, acme))).toEqual({ ...atAcme, delivery: 'duplicate' })
+      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-5', message: 'for globex' } }, globex))).toEqual({ ...atGlobex, delivery: 'duplicate' })
+
+      // Neither tenant sees the other's delegation.
+      const read = (token: string, id: unknown) => rawRequest(b.url, { method: 'GET', path: `/a2a/tasks/${String(id)}`, token })
+      expect((await read(globex, atAcme.json['a2a_task_id'])).status).toBe(404)
+      expect((await read(acme, atGlobex.json['a2a_task_id'])).status).toBe(404)
+      expect((await read(acme, atAcme.json['a2a_task_id'])).status).toBe(200)
     })
   })
 }
