@@ -1,6 +1,6 @@
 import { UNRECOGNISED_DECODE_MESSAGE, jsonNestingOverflow, parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
 import { AppError } from '../errors.js'
-import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
+import { LONE_SURROGATE_MESSAGE, codePointLength, findLoneSurrogate } from '../unicode.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'
@@ -39,8 +39,10 @@ export interface InboundAccepted {
 /** Thrown inside the accepting transaction to roll it back when a concurrent duplicate already won. */
 class DuplicateDelivery extends Error {}
 
+/** Limits in characters, counted as code points like Python's `len` and the contract's `maxLength` (see codePointLength). */
 const MAX_ID = 1000
 const MAX_MESSAGE = 100_000
+const MAX_ROLE = 1000
 
 const NUL = '\u0000'
 
@@ -84,12 +86,12 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   const card = parseSenderCard(sender)
   const id = task['id']
   if (typeof id !== 'string' || id.trim() === '') throw rejected("Missing 'task.id'")
-  if (id.length > MAX_ID) throw rejected(`'task.id' exceeds ${MAX_ID} characters`)
+  if (codePointLength(id) > MAX_ID) throw rejected(`'task.id' exceeds ${MAX_ID} characters`)
   const message = task['message']
   if (typeof message !== 'string' || message.trim() === '') throw rejected("Missing or empty 'task.message'")
-  if (message.length > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
+  if (codePointLength(message) > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
   const role = task['role'] ?? 'backend'
-  if (typeof role !== 'string' || role.length > 1000) throw rejected("Invalid 'task.role'")
+  if (typeof role !== 'string' || codePointLength(role) > MAX_ROLE) throw rejected("Invalid 'task.role'")
   // Stored text cannot hold U+0000 on PostgreSQL; refuse it here, on every engine, with this route's own statuses.
   for (const [field, value] of [['id', id], ['message', message], ['role', role]] as const) {
     if (value.includes(NUL)) throw rejected(`'task.${field}' must not contain the NUL character`)
@@ -115,7 +117,7 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
   const invalid = (reason: string): AppError => badRequest(`Invalid sender card: ${reason}`)
   const name = sender['name']
   if (typeof name !== 'string' || name.trim() === '') throw invalid("AgentCard requires a non-empty 'name' string")
-  if (name.length > MAX_ID) throw invalid(`AgentCard 'name' exceeds ${MAX_ID} characters`)
+  if (codePointLength(name) > MAX_ID) throw invalid(`AgentCard 'name' exceeds ${MAX_ID} characters`)
   // Bernstein's AgentCard.validate requires the description (an empty string is fine, a missing one is not).
   const description = sender['description']
   if (typeof description !== 'string') throw invalid("AgentCard requires a 'description' string")
