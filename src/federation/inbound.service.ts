@@ -227,7 +227,7 @@ export class InboundService {
   }
 
   /**
-   * The answer to a delivery whose (peer, remote id) was already accepted. The remote id is the delegator's
+   * The answer to a delivery whose delegation (its InboundKey) was already accepted. The remote id is the delegator's
    * idempotency key: a redelivery repeats the task (its card and envelope may be fresh, and have passed the gates
    * again), so the same id with another message or role is not a retry but a second task under a used key.
    * Answering it with the first acceptance would tell the sender its new task was taken while it was dropped.
