@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import { isAbsolute, resolve } from 'node:path'
+import { codePointLength } from './unicode.js'
 
 /** A configuration problem found at start-up; the message says which variable and why. */
 export class ConfigError extends Error {
@@ -158,7 +159,7 @@ function peerTokenMap(env: Env): Record<string, string> {
 function issuerName(env: Env): string {
   const raw = env['BERNSTEIN_A2A_ISSUER']?.trim()
   if (!raw) return 'bernstein'
-  if (raw.length > 200 || /[\u0000-\u001f]/.test(raw)) throw new ConfigError('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+  if (codePointLength(raw) > 200 || /[\u0000-\u001f]/.test(raw)) throw new ConfigError('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
   return raw
 }
 
@@ -208,9 +209,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const dataDir = isAbsolute(rawDataDir) ? rawDataDir : resolve(cwd, rawDataDir)
   const publicBaseUrl = baseUrl(env, 'BERNSTEIN_PUBLIC_BASE_URL')
   const authToken = env['BERNSTEIN_AUTH_TOKEN']?.trim() || null
-  if (authToken !== null && authToken.length < 16) throw new ConfigError('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
+  if (authToken !== null && codePointLength(authToken) < 16) throw new ConfigError('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
   const metricsToken = env['BERNSTEIN_METRICS_TOKEN']?.trim() || null
-  if (metricsToken !== null && metricsToken.length < 16) throw new ConfigError('BERNSTEIN_METRICS_TOKEN must be at least 16 characters')
+  if (metricsToken !== null && codePointLength(metricsToken) < 16) throw new ConfigError('BERNSTEIN_METRICS_TOKEN must be at least 16 characters')
   if (metricsToken !== null && metricsToken === authToken) throw new ConfigError('BERNSTEIN_METRICS_TOKEN must differ from BERNSTEIN_AUTH_TOKEN')
   const databaseUrl = env['DATABASE_URL']?.trim() || null
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {

@@ -9,6 +9,8 @@ export type ErrorCode =
   | 'version_conflict'
   | 'invalid_request'
   | 'rejected'
+  /** A federated delivery reused a remote task id (its idempotency key) with a different task. */
+  | 'delivery_conflict'
   | 'validation_failed'
   | 'unauthenticated'
   | 'forbidden'

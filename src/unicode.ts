@@ -23,3 +23,23 @@ export function findLoneSurrogate(value: unknown, path: (string | number)[] = []
 }
 
 export const LONE_SURROGATE_MESSAGE = 'String contains a lone surrogate, which is not valid Unicode'
+
+/**
+ * The length of `text` in Unicode code points: what Python's `len(str)` counts as characters (Bernstein's limits),
+ * and what the validator's `maxLength` counts (ajv's `ucs2length`), so that a hand-written limit agrees with both.
+ * `text.length` counts UTF-16 code units instead, and an astral character (an emoji) would count twice. A lone
+ * surrogate counts as one, as it is one element of a Python `str`; the request edges refuse those anyway.
+ */
+export function codePointLength(text: string): number {
+  let pairs = 0
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit < 0xd800 || unit > 0xdbff) continue
+    const next = text.charCodeAt(i + 1)
+    if (next >= 0xdc00 && next <= 0xdfff) {
+      pairs++
+      i++
+    }
+  }
+  return text.length - pairs
+}

@@ -54,11 +54,21 @@ export interface A2AMessage {
   readonly createdAt: number
 }
 
-export interface FederatedInbound {
-  readonly id: string
+/**
+ * What identifies one inbound delegation: the delegator's id for it, within the tenant, the name the sender gives
+ * and the key that vouched for the sender. The name alone is only a claim; on a node pinning its peers the verified
+ * card key is not, so two pinned peers never share a delegation however they name themselves.
+ */
+export interface InboundKey {
   readonly tenantId: string
   readonly peerName: string
+  /** Fingerprint of the verified capability-card key, or '' when the node does not require a card. */
+  readonly senderKey: string
   readonly remoteTaskId: string
+}
+
+export interface FederatedInbound extends InboundKey {
+  readonly id: string
   readonly taskId: string
   readonly a2aTaskId: string
   readonly message: string

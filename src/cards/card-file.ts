@@ -12,8 +12,9 @@ import { dumpsPython, fromPyValue, parsePythonJson, pythonJsonDecodeText, PyFloa
 import type { PyValue } from '../canonical/python-json.js'
 import { CapabilityCardInvalid, parseCapabilityCard } from './capability-card.js'
 import type { SignedCapabilityCard } from './capability-card.js'
+import { codePointLength } from '../unicode.js'
 
-/** Real card files are a few kilobytes; anything past this is refused before parsing. */
+/** Real card files are a few kilobytes; anything past this many characters (code points) is refused before parsing. */
 export const MAX_CARD_FILE_CHARS = 1024 * 1024
 
 /**
@@ -55,7 +56,8 @@ export function serializeCardFile(signed: SignedCapabilityCard): string {
  */
 export function decodeCardFile(text: string): unknown {
   if (typeof text !== 'string') throw new TypeError('card file text must be a string')
-  if (text.length > MAX_CARD_FILE_CHARS) {
+  // Code units bound code points from above, so the count is only needed for a text that long.
+  if (text.length > MAX_CARD_FILE_CHARS && codePointLength(text) > MAX_CARD_FILE_CHARS) {
     throw new CapabilityCardInvalid(`capability card file is larger than ${MAX_CARD_FILE_CHARS} characters`)
   }
   let value: PyValue

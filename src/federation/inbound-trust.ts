@@ -45,6 +45,7 @@ export class InboundTrustGate implements InboundGate {
       : undefined
 
     let verifiedIssuer: string | undefined
+    let senderKey: string | undefined
     if (this.#options.trustedPeerFingerprints.length > 0) {
       const card = request.senderRaw['capability_card']
       if (card === undefined || card === null) throw rejected('sender capability card required: this node only accepts pinned peers')
@@ -58,13 +59,16 @@ export class InboundTrustGate implements InboundGate {
           ...(claimedIssuer !== undefined && { expectedIssuer: claimedIssuer }),
         })
         verifiedIssuer = accepted.card.card.issuer
+        senderKey = accepted.fingerprint
       } catch (error) {
         if (error instanceof PeerCardRejected) throw rejected(`sender capability card rejected (${error.reason}): ${error.detail}`)
         throw rejected(`sender capability card unusable: ${(error as Error).message}`)
       }
     }
 
-    if (lossless === null) return {}
+    // The key, not the issuer: an issuer is whatever a pinned key chose to sign, so two pinned peers could share one.
+    const verified = senderKey === undefined ? {} : { senderKey }
+    if (lossless === null) return verified
     const parsed = parseLineageEnvelopeField(lossless, {
       // A delegation carries its task's entries only, with gaps where the sender's other tasks wrote.
       ...(this.#options.strictLineage && { checkLinks: true, allowTicketGaps: true, checkEntryHashes: true }),
@@ -73,6 +77,7 @@ export class InboundTrustGate implements InboundGate {
     if (!parsed.ok) throw rejected(`lineage envelope rejected: ${parsed.error.message}`)
     const envelope: LineageEnvelope = parsed.envelope
     return {
+      ...verified,
       onAccepted: async (repos, taskId) => {
         await this.#audit.appendBoundary(repos, envelope, {
           actor: { session_id: `a2a:${request.sender.name}`, role: request.task.role, model: 'none' },

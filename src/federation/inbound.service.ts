@@ -1,9 +1,10 @@
 import { UNRECOGNISED_DECODE_MESSAGE, jsonNestingOverflow, parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
 import { AppError } from '../errors.js'
-import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
+import { LONE_SURROGATE_MESSAGE, codePointLength, findLoneSurrogate } from '../unicode.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'
+import type { FederatedInbound, InboundKey } from '../a2a/a2a-task.js'
 
 /** The v0.1 agent card a delegating peer sends about itself. */
 export interface SenderCard {
@@ -31,15 +32,17 @@ export interface InboundAccepted {
   readonly peer_name: string
   readonly task_id: string
   readonly a2a_task_id: string
-  /** False when this delivery repeated an earlier one (same peer and remote id). */
+  /** False when this delivery repeated an earlier one (same peer, sender key, remote id and task). */
   readonly created: boolean
 }
 
 /** Thrown inside the accepting transaction to roll it back when a concurrent duplicate already won. */
 class DuplicateDelivery extends Error {}
 
+/** Limits in characters, counted as code points like Python's `len` and the contract's `maxLength` (see codePointLength). */
 const MAX_ID = 1000
 const MAX_MESSAGE = 100_000
+const MAX_ROLE = 1000
 
 const NUL = '\u0000'
 
@@ -83,12 +86,12 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   const card = parseSenderCard(sender)
   const id = task['id']
   if (typeof id !== 'string' || id.trim() === '') throw rejected("Missing 'task.id'")
-  if (id.length > MAX_ID) throw rejected(`'task.id' exceeds ${MAX_ID} characters`)
+  if (codePointLength(id) > MAX_ID) throw rejected(`'task.id' exceeds ${MAX_ID} characters`)
   const message = task['message']
   if (typeof message !== 'string' || message.trim() === '') throw rejected("Missing or empty 'task.message'")
-  if (message.length > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
+  if (codePointLength(message) > MAX_MESSAGE) throw rejected(`'task.message' exceeds ${MAX_MESSAGE} characters`)
   const role = task['role'] ?? 'backend'
-  if (typeof role !== 'string' || role.length > 1000) throw rejected("Invalid 'task.role'")
+  if (typeof role !== 'string' || codePointLength(role) > MAX_ROLE) throw rejected("Invalid 'task.role'")
   // Stored text cannot hold U+0000 on PostgreSQL; refuse it here, on every engine, with this route's own statuses.
   for (const [field, value] of [['id', id], ['message', message], ['role', role]] as const) {
     if (value.includes(NUL)) throw rejected(`'task.${field}' must not contain the NUL character`)
@@ -114,7 +117,7 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
   const invalid = (reason: string): AppError => badRequest(`Invalid sender card: ${reason}`)
   const name = sender['name']
   if (typeof name !== 'string' || name.trim() === '') throw invalid("AgentCard requires a non-empty 'name' string")
-  if (name.length > MAX_ID) throw invalid(`AgentCard 'name' exceeds ${MAX_ID} characters`)
+  if (codePointLength(name) > MAX_ID) throw invalid(`AgentCard 'name' exceeds ${MAX_ID} characters`)
   // Bernstein's AgentCard.validate requires the description (an empty string is fine, a missing one is not).
   const description = sender['description']
   if (typeof description !== 'string') throw invalid("AgentCard requires a 'description' string")
@@ -132,6 +135,7 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
 /**
  * A gate an inbound delegation must pass before anything is stored (capability-card trust, lineage envelope).
  * It throws an AppError `rejected` to refuse, and may return a hook to run inside the accepting transaction.
+ * Gates also run for a repeated delivery, before it is recognised as one, so `check` must not change anything.
  */
 export interface InboundGate {
   check(request: InboundTaskRequest, tenantId: string): Promise<InboundGateResult>
@@ -140,6 +144,11 @@ export interface InboundGate {
 export interface InboundGateResult {
   /** Runs inside the accepting transaction, after the local task exists. */
   readonly onAccepted?: (repos: Repositories, taskId: string) => Promise<void>
+  /**
+   * The identity the gate verified for the sender (its capability-card key's fingerprint). Deliveries are keyed by
+   * it, so what one verified sender delivers is never found by, or in the way of, another.
+   */
+  readonly senderKey?: string
 }
 
 export interface InboundServiceDeps {
@@ -153,7 +162,8 @@ export interface InboundServiceDeps {
 /**
  * Accepts tasks delegated by peer orchestrators. Unlike Bernstein (§2.6), the delegation is persisted, it
  * creates a linked Bernstein task and an A2A task the delegator can follow, and a repeated delivery of the same
- * (peer, remote id) returns the first acceptance without creating anything.
+ * (peer, remote id) and task returns the first acceptance without creating anything, once it has passed every
+ * check a new delivery must pass (Bernstein looks the id up first and answers any repeat with the first entry).
  */
 export class InboundService {
   readonly #deps: InboundServiceDeps
@@ -163,10 +173,20 @@ export class InboundService {
   }
 
   async accept(tenantId: string, request: InboundTaskRequest): Promise<InboundAccepted> {
-    const existing = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
-    if (existing) return this.#answer(existing, false)
+    // Every trust check runs before the delivery is looked up: a repeat is answered `duplicate` only when it would
+    // itself be accepted. Looking first let a request without the card (or with a bad one) learn, and be told it
+    // succeeded with, the ids of a delegation that only the trusted sender may follow.
     const hooks: InboundGateResult[] = []
     for (const gate of this.#deps.gates ?? []) hooks.push(await gate.check(request, tenantId))
+    // Without a verified key the tenant is the trust boundary and the name is all there is: '' keys those.
+    const key: InboundKey = {
+      tenantId,
+      peerName: request.sender.name,
+      senderKey: hooks.find((hook) => hook.senderKey !== undefined)?.senderKey ?? '',
+      remoteTaskId: request.task.id,
+    }
+    const existing = await this.#deps.store.repos.a2a.getInbound(key)
+    if (existing) return this.#repeated(existing, request)
     const now = this.#deps.clock.now()
     return this.#deps.store.transaction(async (repos) => {
       const id = this.#deps.ids.shortId()
@@ -175,11 +195,9 @@ export class InboundService {
         message: request.task.message,
         role: request.task.role,
       })
-      const inbound = {
+      const inbound: FederatedInbound = {
+        ...key,
         id,
-        tenantId,
-        peerName: request.sender.name,
-        remoteTaskId: request.task.id,
         taskId: view.body.bernstein_task_id ?? '',
         a2aTaskId: view.body.id,
         message: request.task.message,
@@ -202,10 +220,26 @@ export class InboundService {
       return this.#answer(inbound, true)
     }).catch(async (error: unknown) => {
       if (!(error instanceof DuplicateDelivery)) throw error
-      const winner = await this.#deps.store.repos.a2a.getInbound(tenantId, request.sender.name, request.task.id)
+      const winner = await this.#deps.store.repos.a2a.getInbound(key)
       if (!winner) throw error
-      return this.#answer(winner, false)
+      return this.#repeated(winner, request)
     })
+  }
+
+  /**
+   * The answer to a delivery whose delegation (its InboundKey) was already accepted. The remote id is the delegator's
+   * idempotency key: a redelivery repeats the task (its card and envelope may be fresh, and have passed the gates
+   * again), so the same id with another message or role is not a retry but a second task under a used key.
+   * Answering it with the first acceptance would tell the sender its new task was taken while it was dropped.
+   */
+  #repeated(existing: FederatedInbound, request: InboundTaskRequest): InboundAccepted {
+    if (existing.message !== request.task.message || existing.role !== request.task.role) {
+      throw new AppError(
+        'delivery_conflict',
+        "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+      )
+    }
+    return this.#answer(existing, false)
   }
 
   #answer(inbound: { id: string; remoteTaskId: string; peerName: string; taskId: string; a2aTaskId: string }, created: boolean): InboundAccepted {

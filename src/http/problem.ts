@@ -11,6 +11,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   illegal_transition: 409,
   version_conflict: 409,
   rejected: 409,
+  delivery_conflict: 409,
   invalid_request: 400,
   validation_failed: 422,
   unauthenticated: 401,

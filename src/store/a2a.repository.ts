@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely'
-import type { A2AArtifact, ArtifactUsage, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, MessageDirection, Peer } from '../a2a/a2a-task.js'
+import type { A2AArtifact, ArtifactUsage, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, InboundKey, MessageDirection, Peer } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
 import type { Engine } from './engine.js'
@@ -39,6 +39,7 @@ function rowToInbound(row: Selectable<FederatedInboundTable>): FederatedInbound 
     id: row.id,
     tenantId: row.tenant_id,
     peerName: row.peer_name,
+    senderKey: row.sender_key,
     remoteTaskId: row.remote_task_id,
     taskId: row.task_id,
     a2aTaskId: row.a2a_task_id,
@@ -211,8 +212,8 @@ export class A2ARepository {
   }
 
   /**
-   * Inserts the inbound delegation unless (tenant, peer, remote id) already exists; returns true when this call
-   * inserted it. The unique constraint decides, so concurrent duplicates cannot both win.
+   * Inserts the inbound delegation unless its key (tenant, peer name, sender key, remote id) already exists; returns
+   * true when this call inserted it. The unique constraint decides, so concurrent duplicates cannot both win.
    */
   async insertInboundIfNew(inbound: FederatedInbound): Promise<boolean> {
     const result = await this.#db
@@ -221,6 +222,7 @@ export class A2ARepository {
         id: inbound.id,
         tenant_id: inbound.tenantId,
         peer_name: inbound.peerName,
+        sender_key: inbound.senderKey,
         remote_task_id: inbound.remoteTaskId,
         task_id: inbound.taskId,
         a2a_task_id: inbound.a2aTaskId,
@@ -228,18 +230,19 @@ export class A2ARepository {
         role: inbound.role,
         created_at: inbound.createdAt,
       })
-      .onConflict((oc) => oc.columns(['tenant_id', 'peer_name', 'remote_task_id']).doNothing())
+      .onConflict((oc) => oc.columns(['tenant_id', 'peer_name', 'sender_key', 'remote_task_id']).doNothing())
       .executeTakeFirst()
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
   }
 
-  async getInbound(tenantId: string, peerName: string, remoteTaskId: string): Promise<FederatedInbound | undefined> {
+  async getInbound(key: InboundKey): Promise<FederatedInbound | undefined> {
     const row = await this.#db
       .selectFrom('federated_inbound')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('peer_name', '=', peerName)
-      .where('remote_task_id', '=', remoteTaskId)
+      .where('tenant_id', '=', key.tenantId)
+      .where('peer_name', '=', key.peerName)
+      .where('sender_key', '=', key.senderKey)
+      .where('remote_task_id', '=', key.remoteTaskId)
       .executeTakeFirst()
     return row && rowToInbound(row)
   }

@@ -74,6 +74,8 @@ export interface FederatedInboundTable {
   message: string
   role: string
   created_at: number
+  /** Fingerprint of the capability-card key that vouched for the delivery; '' when none was required. */
+  sender_key: string
 }
 
 export interface PeerTable {

@@ -101,12 +101,13 @@ for (const engine of testEngines()) {
       expect(forged.json).toEqual({ detail: "sender capability card rejected (issuer_mismatch): card issuer 'org-a' does not match the message origin 'org-c'" })
       expect(await taskCount(b)).toBe(tasksBefore)
       expect(await chainLines(b)).toEqual(chainBefore)
-      expect(await b.store.repos.a2a.getInbound('default', 'org-a', taskId)).toBeUndefined()
+      expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toBeUndefined()
 
       // The same request naming A's own issuer is accepted: the issuer alone made the difference.
       const genuine = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-a') })
       expect(genuine.status).toBe(202)
       expect(await taskCount(b)).toBe(tasksBefore + 1)
+      expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toMatchObject({ taskId: (genuine.json as { task_id: string }).task_id })
       const added = (await chainLines(b)).slice(chainBefore.length).map((l) => parseTrackerEntry(parsePythonJson(l)))
       expect(added.filter((e) => e.ok && e.entry.tracker_name === 'a2a-cross-org-boundary')).toHaveLength(1)
     })

@@ -13,6 +13,8 @@ type A2ATask = components['schemas']['A2ATaskResponse']
 type Prefix = '' | '/api/v1'
 
 const PREFIXES: readonly Prefix[] = ['', '/api/v1']
+/** U+1F600: one character, two UTF-16 code units. */
+const EMOJI = '\u{1F600}'
 const HEX12 = /^[0-9a-f]{12}$/
 const LEGACY_CARD = {
   name: 'bernstein-orchestrator',
@@ -431,11 +433,19 @@ for (const engine of testEngines()) {
             expect(first.status).toBe(202)
             const state = await tenantState(tenant)
             const again = await v0({ sender: card('peer-dup'), task: { id: 'same', message: 'once' } }, tenant)
-            const changed = await v0({ sender: { ...card('peer-dup'), description: 'changed' }, task: { id: 'same', message: 'a different message' } }, tenant)
-            expect(again.status).toBe(202)
-            expect(again.json).toEqual(first.json)
-            expect(changed.status).toBe(202)
-            expect(changed.json).toEqual(first.json)
+            // The sender's card may change between deliveries (it describes the peer, not the task).
+            const recarded = await v0({ sender: { ...card('peer-dup'), description: 'changed' }, task: { id: 'same', message: 'once', role: 'backend' } }, tenant)
+            for (const repeat of [again, recarded]) {
+              expect(repeat.status).toBe(202)
+              expect(repeat.headers.get('bernstein-delivery')).toBe('duplicate')
+              expect(repeat.json).toEqual(first.json)
+            }
+            // The task may not: the id is the delegator's idempotency key, and another task under it is refused.
+            const changed = await v0({ sender: card('peer-dup'), task: { id: 'same', message: 'a different message' } }, tenant)
+            expect(changed.status).toBe(409)
+            expect(changed.json).toEqual({
+              detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+            })
             expect(await tenantState(tenant)).toEqual(state)
 
             // A different remote id, or the same id from another peer, is a new delegation.
@@ -458,6 +468,52 @@ for (const engine of testEngines()) {
             expect(data?.tasks.map((x) => x.id)).toEqual([(answers[0] as Record<string, string>)['task_id']])
             expect(await t.store.repos.a2a.countInbound(tenant)).toBe(1)
             expect(await t.store.repos.a2a.findByBernsteinTask(tenant, data?.tasks[0]?.id ?? '')).toHaveLength(1)
+          })
+
+          it('concurrent deliveries of one id with different tasks: one is accepted, the others get 409, one task exists', async () => {
+            const tenant = uniqueTenant('v0-race-diff')
+            const results = await Promise.all(Array.from({ length: 6 }, (_, i) => v0({ sender: card('peer-race'), task: { id: 'race-2', message: `version ${i}` } }, tenant)))
+            const won = results.filter((r) => r.status === 202)
+            expect(won).toHaveLength(1)
+            expect(won[0]?.headers.get('bernstein-delivery')).toBe('new')
+            expect(results.filter((r) => r.status === 409).map((r) => r.json)).toEqual(
+              Array(5).fill({ detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'" }),
+            )
+            const { data } = await t.clientWith({ token: OPERATOR_TOKEN, tenant }).GET('/tasks', { params: { query: { limit: 500 } } })
+            expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string>)['task_id']])
+            // The accepted version is the one stored, and its own redelivery is the duplicate.
+            const stored = await t.store.repos.a2a.getInbound({ tenantId: tenant, peerName: 'peer-race', senderKey: '', remoteTaskId: 'race-2' })
+            expect(stored?.taskId).toBe((won[0]?.json as Record<string, string>)['task_id'])
+            const again = await v0({ sender: card('peer-race'), task: { id: 'race-2', message: stored?.message } }, tenant)
+            expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({ status: 202, delivery: 'duplicate', json: won[0]?.json })
+            expect(await t.store.repos.a2a.countInbound(tenant)).toBe(1)
+          })
+
+          it('counts characters as code points, as Python\'s len and the contract\'s maxLength do: astral characters at every limit are accepted', async () => {
+            const tenant = uniqueTenant('v0-len')
+            const c = t.clientWith({ token: OPERATOR_TOKEN, tenant, prefix })
+            // The reported repros: 60000 emoji (120000 UTF-16 code units) as the message, 600 as the sender's name.
+            const repro = await v0({ sender: card(EMOJI.repeat(600)), task: { id: 'len-1', message: EMOJI.repeat(60_000) } }, tenant)
+            expect(repro.status).toBe(202)
+            // The same message through the contract-validated send is accepted too: both count it as 60000.
+            const sent = await c.POST('/a2a/tasks/send', { body: { sender: 'peer', message: EMOJI.repeat(60_000) } })
+            expect(sent.response.status).toBe(201)
+
+            const atLimit = { name: EMOJI.repeat(1000), id: EMOJI.repeat(1000), message: `${EMOJI.repeat(99_999)}a`, role: EMOJI.repeat(1000) }
+            const r = await v0({ sender: card(atLimit.name), task: { id: atLimit.id, message: atLimit.message, role: atLimit.role } }, tenant)
+            expect(r.status).toBe(202)
+            const body = r.json as Record<string, string>
+            expect(body).toMatchObject({ remote_task_id: atLimit.id, peer_name: atLimit.name })
+            expect(await getTask(c, body['task_id'] ?? '')).toMatchObject({ description: atLimit.message, role: atLimit.role })
+            expect(await getA2A(c, body['a2a_task_id'] ?? '')).toMatchObject({ sender: atLimit.name, message: atLimit.message })
+
+            // One character more is refused by both routes alike (409 here, the contract's 422 on send), storing nothing.
+            const before = await tenantState(tenant)
+            const over = await v0({ sender: card('peer-len'), task: { id: 'len-2', message: EMOJI.repeat(100_001) } }, tenant)
+            expect({ status: over.status, json: over.json }).toEqual({ status: 409, json: { detail: "'task.message' exceeds 100000 characters" } })
+            const overSent = await c.POST('/a2a/tasks/send', { body: { sender: 'peer', message: EMOJI.repeat(100_001) } })
+            expect(overSent.response.status).toBe(422)
+            expect(await tenantState(tenant)).toEqual(before)
           })
 
           const valid = { sender: { name: 'peer-x', description: 'd' }, task: { id: 't1', message: 'm' } }
@@ -497,6 +553,18 @@ for (const engine of testEngines()) {
             ['task.message with a NUL character', { sender: valid.sender, task: { id: 't1', message: 'a\u0000b' } }, 409, "'task.message' must not contain the NUL character"],
             ['task.id with a NUL character', { sender: valid.sender, task: { id: 't\u0000', message: 'm' } }, 409, "'task.id' must not contain the NUL character"],
             ['sender name with a NUL character', { sender: { name: 'p\u0000', description: 'd' }, task: valid.task }, 400, 'Invalid sender card: AgentCard text must not contain the NUL character'],
+            // Limits count characters (code points), as Python's len does: one past the limit is refused, in any plane.
+            ['sender name of 1001 characters', { sender: { name: 'n'.repeat(1001), description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard 'name' exceeds 1000 characters"],
+            ['sender name of 1001 astral characters', { sender: { name: EMOJI.repeat(1001), description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard 'name' exceeds 1000 characters"],
+            ['task.id of 1001 characters', { sender: valid.sender, task: { id: 'i'.repeat(1001), message: 'm' } }, 409, "'task.id' exceeds 1000 characters"],
+            ['task.id of 1001 astral characters', { sender: valid.sender, task: { id: EMOJI.repeat(1001), message: 'm' } }, 409, "'task.id' exceeds 1000 characters"],
+            ['task.message of 100001 characters', { sender: valid.sender, task: { id: 't1', message: 'm'.repeat(100_001) } }, 409, "'task.message' exceeds 100000 characters"],
+            ['task.message of 100001 astral characters', { sender: valid.sender, task: { id: 't1', message: EMOJI.repeat(100_001) } }, 409, "'task.message' exceeds 100000 characters"],
+            ['task.role of 1001 characters', { sender: valid.sender, task: { id: 't1', message: 'm', role: 'r'.repeat(1001) } }, 409, "Invalid 'task.role'"],
+            ['task.role of 1001 astral characters', { sender: valid.sender, task: { id: 't1', message: 'm', role: EMOJI.repeat(1001) } }, 409, "Invalid 'task.role'"],
+            // A lone surrogate is not Unicode: refused as such before any length is counted, short or long.
+            ['task.message with a lone surrogate', { sender: valid.sender, task: { id: 't1', message: 'a\uD800' } }, 400, 'Invalid JSON body: String contains a lone surrogate, which is not valid Unicode (at task.message)'],
+            ['task.message of 100001 lone surrogates', { sender: valid.sender, task: { id: 't1', message: '\uDC00'.repeat(100_001) } }, 400, 'Invalid JSON body: String contains a lone surrogate, which is not valid Unicode (at task.message)'],
           ]
 
           const errorCases = errors.map(([label, body, status, detail]) => ({ label, body, status, detail }))

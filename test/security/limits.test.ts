@@ -521,4 +521,16 @@ describe('configuration parsing', () => {
     expect(loadConfig({ BERNSTEIN_RATE_LIMIT_LOOPBACK: 'YES' }, '/tmp').rateLimitLoopback).toBe(true)
     expect(configError({ BERNSTEIN_AUTH_TOKEN: 'short' })).toBe('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
   })
+
+  it('counts the documented character limits in code points, as Python does: an astral character is one, not two', () => {
+    const emoji = '\u{1F600}'
+    // 8 emoji are 16 UTF-16 code units but 8 characters: short.
+    expect(configError({ BERNSTEIN_AUTH_TOKEN: emoji.repeat(8) })).toBe('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
+    expect(configError({ BERNSTEIN_METRICS_TOKEN: emoji.repeat(8) })).toBe('BERNSTEIN_METRICS_TOKEN must be at least 16 characters')
+    expect(loadConfig({ BERNSTEIN_AUTH_TOKEN: emoji.repeat(16), BERNSTEIN_METRICS_TOKEN: `m${emoji.repeat(15)}` }, '/tmp')).toMatchObject({ authToken: emoji.repeat(16), metricsToken: `m${emoji.repeat(15)}` })
+    // 200 emoji are 400 code units but 200 characters: within the issuer's 1-200.
+    expect(loadConfig({ BERNSTEIN_A2A_ISSUER: emoji.repeat(200) }, '/tmp').issuer).toBe(emoji.repeat(200))
+    expect(configError({ BERNSTEIN_A2A_ISSUER: emoji.repeat(201) })).toBe('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+    expect(configError({ BERNSTEIN_A2A_ISSUER: 'i'.repeat(201) })).toBe('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+  })
 })

@@ -5,6 +5,7 @@ import { apiTokens } from './2026-11-30-002-api-tokens.js'
 import { lineage } from './2026-11-30-003-lineage.js'
 import { nodeDocuments } from './2026-11-30-004-node-documents.js'
 import { federation } from './2026-11-30-005-federation.js'
+import { inboundSenderKey } from './2026-11-30-006-inbound-sender-key.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -16,6 +17,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '2026-11-30-003-lineage': lineage,
         '2026-11-30-004-node-documents': nodeDocuments,
         '2026-11-30-005-federation': federation,
+        '2026-11-30-006-inbound-sender-key': inboundSenderKey(engine),
       }
     },
   }

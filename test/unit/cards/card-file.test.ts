@@ -71,6 +71,16 @@ describe('card file', () => {
     expect(() => decodeCardFile(' '.repeat(50 * 1024 * 1024))).toThrow(CapabilityCardInvalid)
   })
 
+  it('measures the cap in characters (code points): astral characters under it pass the size check whatever their code units', () => {
+    // 600 000 emoji are 1 200 000 UTF-16 code units, but fewer characters than the cap: what follows is the JSON
+    // parser's refusal of the text (the size check let it through), not the size check's.
+    const astral = `"${'\u{1F600}'.repeat(600_000)}`
+    expect(astral.length).toBeGreaterThan(MAX_CARD_FILE_CHARS)
+    expect(() => decodeCardFile(astral)).toThrow(CapabilityCardInvalid)
+    expect(() => decodeCardFile(astral)).not.toThrow('larger than')
+    expect(() => decodeCardFile(`"${'\u{1F600}'.repeat(MAX_CARD_FILE_CHARS)}"`)).toThrow(`capability card file is larger than ${MAX_CARD_FILE_CHARS} characters`)
+  })
+
   it('decodes JSON that is not a card without judging it', () => {
     expect(decodeCardFile('{"card": 1.0}')).toEqual({ card: 1 })
     expect(() => parseCardFile('{"card": 1.0}')).toThrow(CapabilityCardInvalid)
