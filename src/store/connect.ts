@@ -9,7 +9,7 @@ import type { Engine } from './engine.js'
 import { migrationProvider } from './migrations/index.js'
 import { withStatementCache } from './sqlite-statement-cache.js'
 import { guardedPool } from './pg-pool.js'
-import { asUnavailable } from './unavailable.js'
+import { DatabaseUnavailable, asUnavailable } from './unavailable.js'
 
 /** PostgreSQL pool defaults (BERNSTEIN_DB_POOL_SIZE, BERNSTEIN_DB_CONNECT_TIMEOUT_MS, BERNSTEIN_DB_STATEMENT_TIMEOUT_MS). */
 export const DEFAULT_POOL_SIZE = 10
@@ -126,6 +126,9 @@ async function migrator(connection: Connection): Promise<Migrator> {
   if (schema === undefined && connection.engine === 'postgres') {
     const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(connection.db)
     schema = rows[0]?.schema ?? undefined
+    // No schema of the search_path exists: Kysely would fail on its first table with `relation
+    // "kysely_migration_lock" does not exist`, which names neither the cause nor the fix.
+    if (schema === undefined) throw new DatabaseUnavailable('no schema of the search_path exists; create it first (CREATE SCHEMA)', null)
   }
   return new Migrator({
     db: connection.db,

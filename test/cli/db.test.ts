@@ -264,6 +264,26 @@ describe.skipIf(!PG_URL)(pgSuiteName('db commands on postgres: concurrency and t
     for (const r of [status, migrate]) expect(r).toMatchObject({ code: 2, stdout: '', stderr: '✗ database unavailable (connection refused)\n' })
   }, SPAWNS_TIMEOUT_MS)
 
+  it('a search_path naming no existing schema: serve, db status and db migrate say so (exit 1 / 2 / 2) and create nothing', async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-db-cli-'))
+    const missing = `missing_${Date.now().toString(36)}`
+    const url = new URL(PG_URL ?? '')
+    url.searchParams.set('options', `-c search_path=${missing}`)
+    const env = { BERNSTEIN_DATA_DIR: dataDir, DATABASE_URL: url.toString(), BERNSTEIN_AUTH_TOKEN: OPERATOR, BERNSTEIN_PORT: '0' }
+    const [serve, status, migrate] = await Promise.all([run(['serve'], env), run(['db', 'status'], env), run(['db', 'migrate'], env)])
+    const reason = 'no schema of the search_path exists; create it first (CREATE SCHEMA)'
+    expect(serve).toMatchObject({ code: 1, stderr: `bernstein-a2a: database unavailable (${reason}); check DATABASE_URL and that PostgreSQL is up\n` })
+    for (const r of [status, migrate]) expect(r).toMatchObject({ code: 2, stdout: '', stderr: `✗ database unavailable (${reason})\n` })
+    const admin = new pg.Client({ connectionString: PG_URL ?? '' })
+    await admin.connect()
+    try {
+      const { rows } = await admin.query('select 1 from information_schema.schemata where schema_name = $1', [missing])
+      expect(rows).toEqual([])
+    } finally {
+      await admin.end()
+    }
+  }, SPAWNS_TIMEOUT_MS)
+
   it('BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: a status or migrate stuck behind a lock is cancelled after it (exit 2)', async () => {
     schema = await createSchema('cli')
     dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-db-cli-'))
