@@ -62,13 +62,24 @@ function headers(token: string | null, json: boolean): Record<string, string> {
   return { accept: 'application/json', ...(json && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) }
 }
 
-function detailOf(text: string): string {
+/** How much of a peer's error answer a ledger row's `lastError` keeps, in UTF-16 units. */
+const MAX_PEER_DETAIL = 500
+
+/**
+ * A peer's error answer for the ledger: its `detail` when that is a string, else its text, cut to
+ * {@link MAX_PEER_DETAIL} (marked with `…`) and never inside a surrogate pair, which would leave half a character.
+ */
+export function peerErrorDetail(text: string): string {
+  let detail = text
   try {
-    const body = JSON.parse(text) as { detail?: unknown }
-    return typeof body.detail === 'string' ? body.detail : text.slice(0, 500)
+    const body = JSON.parse(text) as { detail?: unknown } | null
+    if (typeof body?.detail === 'string') detail = body.detail
   } catch {
-    return text.slice(0, 500)
+    // Not JSON: the text itself.
   }
+  if (detail.length <= MAX_PEER_DETAIL) return detail
+  const cut = detail.slice(0, MAX_PEER_DETAIL)
+  return (/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut) + '…'
 }
 
 /**
@@ -172,7 +183,7 @@ export class DelegationService {
     if (sent.kind === 'network') return save({ status: 'failed', lastError: `peer unreachable after ${sent.attempts} attempts: ${sent.error}` })
     if (sent.status !== 202) {
       const terminal = !(sent.status >= 500 || sent.status === 408 || sent.status === 425 || sent.status === 429)
-      return save({ status: terminal ? 'rejected' : 'failed', lastError: `peer answered ${sent.status}: ${detailOf(sent.text)}` })
+      return save({ status: terminal ? 'rejected' : 'failed', lastError: `peer answered ${sent.status}: ${peerErrorDetail(sent.text)}` })
     }
     let accepted: Record<string, unknown>
     try {
@@ -210,7 +221,7 @@ export class DelegationService {
       headers: headers(this.#deps.peerToken(d.peerUrl), false),
     })
     if (outcome.kind === 'network' || outcome.status !== 200) {
-      const why = outcome.kind === 'network' ? outcome.error : `HTTP ${outcome.status}: ${detailOf(outcome.text)}`
+      const why = outcome.kind === 'network' ? outcome.error : `HTTP ${outcome.status}: ${peerErrorDetail(outcome.text)}`
       return save({ lastError: `follow: ${why}`, polls: d.polls + 1, nextPollAt: next() })
     }
     let body: { status?: unknown; receipt?: unknown; artifacts?: unknown }
@@ -269,7 +280,7 @@ export class DelegationService {
       body: JSON.stringify({ sender: input.sender, recipient: input.recipient, content: input.content, task_id: input.taskId }),
     })
     if (outcome.kind === 'network') throw new AppError('unavailable', `peer unreachable after ${outcome.attempts} attempts: ${outcome.error}`)
-    if (outcome.status < 200 || outcome.status > 299) throw new AppError('rejected', `peer answered ${outcome.status}: ${detailOf(outcome.text)}`)
+    if (outcome.status < 200 || outcome.status > 299) throw new AppError('rejected', `peer answered ${outcome.status}: ${peerErrorDetail(outcome.text)}`)
     const message: A2AMessage = {
       id: this.#deps.ids.shortId(),
       tenantId: input.tenantId,
