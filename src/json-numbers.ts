@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { QUOTE, closingQuote } from './canonical/json-text.js'
 
 /** Why a number cannot be taken as sent. */
 export type InexactNumberKind = 'overflow' | 'unsafe_integer'
@@ -65,8 +66,6 @@ export function mayHoldInexactNumber(value: unknown): boolean {
   return false
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const MINUS = 0x2d
 const DIGIT_0 = 0x30
 const DIGIT_9 = 0x39
@@ -83,18 +82,6 @@ export function inexactNumberKind(lexeme: string): InexactNumberKind | null {
   }
   // A float literal: rounding to the nearest double is what Python's float() does too, except past the largest one.
   return Number.isFinite(Number(lexeme)) ? null : 'overflow'
-}
-
-/** The index of the quote that closes the string opened at `open`. */
-function closingQuote(text: string, open: number): number {
-  let at = open
-  for (;;) {
-    at = text.indexOf('"', at + 1)
-    if (at < 0) return text.length
-    let backslashes = 0
-    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++
-    if (backslashes % 2 === 0) return at
-  }
 }
 
 function isDigit(code: number): boolean {
@@ -141,7 +128,9 @@ export function findInexactNumber(text: string, parsed: unknown): InexactNumber 
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
     if (code === QUOTE) {
-      const end = closingQuote(text, i)
+      // The text parsed, so every string is closed; an unclosed one would end the scan.
+      const closed = closingQuote(text, i)
+      const end = closed < 0 ? text.length : closed
       const frame = frames[frames.length - 1]
       if (frame !== undefined && !frame.array && frame.expectKey) {
         frame.keyStart = i

@@ -7,6 +7,7 @@
  * @module
  */
 import { parse as losslessParse } from 'lossless-json'
+import { QUOTE, closingQuote } from './json-text.js'
 
 /**
  * A number that Python holds as a `float`. `new PyFloat(1700000000)` prints `1700000000.0`, whereas the plain
@@ -90,8 +91,6 @@ const OPEN_BRACKET = 0x5b
 const OPEN_BRACE = 0x7b
 const CLOSE_BRACKET = 0x5d
 const CLOSE_BRACE = 0x7d
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
 
 /**
  * The index of the first `[` or `{` outside a string that opens a container deeper than `limit`, or -1. A linear scan
@@ -116,19 +115,6 @@ export function jsonNestingOverflow(text: string, limit: number = MAX_JSON_NESTI
     }
   }
   return -1
-}
-
-/** The index of the quote that ends the string opened at `open` (one not escaped by an odd run of backslashes), or -1. */
-function closingQuote(text: string, open: number): number {
-  let at = open
-  for (;;) {
-    // indexOf skips long strings far faster than a loop over their characters.
-    at = text.indexOf('"', at + 1)
-    if (at < 0) return -1
-    let backslashes = 0
-    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++
-    if (backslashes % 2 === 0) return at
-  }
 }
 
 function losslessParsePython(text: string): PyValue {

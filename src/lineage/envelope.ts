@@ -225,7 +225,10 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
     for (let index = 1; index < entries.length; index++) {
       const previous = entries[index - 1] as TrackerAuditEntry
       const entry = entries[index] as TrackerAuditEntry
-      if (entry.prev_entry_hash !== previous.entry_hash && !(carried !== null && !carried.has(entry.prev_entry_hash))) {
+      const linked = entry.prev_entry_hash === previous.entry_hash
+      // A gap: the entry follows one the envelope does not carry (another ticket's).
+      const gap = carried !== null && !carried.has(entry.prev_entry_hash)
+      if (!linked && !gap) {
         return reject(
           'broken_link',
           `lineage envelope entry ${index}: prev_entry_hash mismatch (expected ${previous.entry_hash}, got ${entry.prev_entry_hash})`,

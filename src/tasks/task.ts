@@ -106,9 +106,7 @@ export function withProgressEntry(task: Task, entry: ProgressEntry): Task {
   if (task.progressLog.length >= MAX_PROGRESS_ENTRIES) {
     throw new AppError('payload_too_large', `Task '${task.id}' already has ${MAX_PROGRESS_ENTRIES} progress entries, the most a task keeps`)
   }
-  let bytes = Buffer.byteLength(entry.message)
-  for (const existing of task.progressLog) bytes += Buffer.byteLength(existing.message)
-  if (bytes > MAX_PROGRESS_BYTES) {
+  if (progressMessageBytes(task.progressLog) + Buffer.byteLength(entry.message) > MAX_PROGRESS_BYTES) {
     throw new AppError('payload_too_large', `Task '${task.id}' progress messages would exceed ${MAX_PROGRESS_BYTES} bytes, the most a task keeps`)
   }
   return { ...task, progressLog: [...task.progressLog, entry] }
@@ -138,6 +136,12 @@ function estimatedTaskBytes(task: Task): number {
   if (task.resultSummary !== null) bytes += Buffer.byteLength(task.resultSummary)
   if (task.terminalReason !== null) bytes += Buffer.byteLength(task.terminalReason)
   for (const file of task.ownedFiles) bytes += Buffer.byteLength(file)
-  for (const entry of task.progressLog) bytes += Buffer.byteLength(entry.message)
+  return bytes + progressMessageBytes(task.progressLog)
+}
+
+/** The UTF-8 bytes of a progress log's messages, what {@link MAX_PROGRESS_BYTES} bounds. */
+function progressMessageBytes(log: readonly ProgressEntry[]): number {
+  let bytes = 0
+  for (const entry of log) bytes += Buffer.byteLength(entry.message)
   return bytes
 }
