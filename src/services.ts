@@ -1,5 +1,5 @@
 import { A2AService } from './a2a/a2a.service.js'
-import { type Attestor, noAttestation } from './a2a/attestation.js'
+import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './audit/audit-trail.js'
 import { LineageService } from './audit/lineage.service.js'
 import { DelegationService } from './federation/delegation.service.js'

@@ -1,6 +1,6 @@
-import { type A2AReceiptResult, verifyA2AReceipt } from '../attestation/verify-a2a-receipt.js'
+import { type A2AReceiptResult, verifyA2AReceipt } from '../receipts/verify-a2a-receipt.js'
 
-export type { A2AReceiptResult } from '../attestation/verify-a2a-receipt.js'
+export type { A2AReceiptResult } from '../receipts/verify-a2a-receipt.js'
 
 /** Pin the receipt signer: the node's JWKS (`/.well-known/agent.json/keys`), or one JWK. */
 export type ReceiptTrust = { readonly jwks: unknown; readonly trustedJwk?: never } | { readonly trustedJwk: Readonly<Record<string, unknown>>; readonly jwks?: never }

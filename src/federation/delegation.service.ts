@@ -2,7 +2,7 @@ import { type PyObject, parsePythonJson, pythonCanonical } from '../canonical/py
 import { PeerCardRejected, consumePeerCard, parseCardFile } from '../cards/index.js'
 import type { PolicyRequirements } from '../cards/policy-gate.js'
 import type { Metrics } from '../metrics.js'
-import { verifyA2AReceipt } from '../attestation/verify-a2a-receipt.js'
+import { verifyA2AReceipt } from '../receipts/verify-a2a-receipt.js'
 import type { LineageService } from '../audit/lineage.service.js'
 import { AppError, taskNotFound } from '../errors.js'
 import { LINEAGE_ENVELOPE_FIELD, lineageEnvelopePayload } from '../lineage/envelope.js'

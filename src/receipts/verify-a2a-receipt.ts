@@ -1,8 +1,8 @@
 import { type PyValue, isPyObject, parsePythonJson } from '../canonical/python-json.js'
 import { publicKeyFromRaw, verifyBytes } from '../crypto/ed25519.js'
 import { findJwk } from '../crypto/jwks.js'
-import { type ReceiptVerification, verifyReceipt } from '../receipts/receipt-verify.js'
-import { parseReceipt } from '../receipts/receipt.js'
+import { type ReceiptVerification, verifyReceipt } from './receipt-verify.js'
+import { parseReceipt } from './receipt.js'
 
 export interface VerifyA2AReceiptOptions {
   /** Pin the signer: a JWK (its `x`, and `kid` when present, must match). */
