@@ -3,7 +3,7 @@ import { PeerCardRejected, consumePeerCard, parseCardFile } from '../cards/index
 import type { PolicyRequirements } from '../cards/policy-gate.js'
 import type { Metrics } from '../metrics.js'
 import { verifyA2AReceipt } from '../receipts/verify-a2a-receipt.js'
-import type { LineageService } from '../audit/lineage.service.js'
+import type { LineageService } from '../lineage/lineage.service.js'
 import { AppError, taskNotFound } from '../errors.js'
 import { LINEAGE_ENVELOPE_FIELD, lineageEnvelopePayload } from '../lineage/envelope.js'
 import type { A2AMessage } from '../a2a/a2a-task.js'

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { TRACKER_AUDIT_CHAIN } from '../audit/audit-trail.js'
+import { TRACKER_AUDIT_CHAIN } from '../lineage/audit-trail.js'
 import { RECEIPT_SPINE_CHAIN } from '../receipts/receipt-attestor.js'
 import type { Metrics, SignatureKind } from '../metrics.js'
 import type { Store } from '../store/store.js'

@@ -25,8 +25,8 @@ import {
   verifyTrackerAuditFile,
 } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
-import { LineageService } from '../../audit/lineage.service.js'
-import { TRACKER_AUDIT_CHAIN, parseTrackerLine as parseStoredLine } from '../../audit/audit-trail.js'
+import { LineageService } from '../../lineage/lineage.service.js'
+import { TRACKER_AUDIT_CHAIN, parseTrackerLine as parseStoredLine } from '../../lineage/audit-trail.js'
 import { GENESIS_PREV_HASH } from '../../lineage/tracker-entry.js'
 import { TrackerAuditVerifier } from '../../lineage/tracker-verify.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'

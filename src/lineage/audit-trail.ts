@@ -1,6 +1,6 @@
 import { parsePythonJson } from '../canonical/python-json.js'
-import { type CrossOrgBoundaryOptions, buildCrossOrgBoundaryEntry } from '../lineage/boundary.js'
-import type { LineageEnvelope } from '../lineage/envelope.js'
+import { type CrossOrgBoundaryOptions, buildCrossOrgBoundaryEntry } from './boundary.js'
+import type { LineageEnvelope } from './envelope.js'
 import {
   GENESIS_PREV_HASH,
   type TrackerActor,
@@ -10,7 +10,7 @@ import {
   signTrackerEntry,
   trackerEntryLine,
   uuid7Hex,
-} from '../lineage/tracker-entry.js'
+} from './tracker-entry.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
 import type { Task } from '../tasks/task.js'

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js'
-import { type LineageEnvelope, wrapLineageChain } from '../lineage/envelope.js'
-import { type TrackerAuditVerifyResult, TrackerAuditVerifier } from '../lineage/tracker-audit.js'
+import { type LineageEnvelope, wrapLineageChain } from './envelope.js'
+import { type TrackerAuditVerifyResult, TrackerAuditVerifier } from './tracker-audit.js'
 import type { ChainLine } from '../store/chain.repository.js'
 import type { Store } from '../store/store.js'
 import { TRACKER_AUDIT_CHAIN, parseTrackerLine } from './audit-trail.js'
