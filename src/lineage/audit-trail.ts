@@ -21,7 +21,7 @@ export const TRACKER_AUDIT_CHAIN = 'tracker-audit'
 export const TRACKER_NAME = 'bernstein'
 
 /** A stored line back to an entry. Lines were written by us, so a parse failure means the database was altered. */
-export function parseTrackerLine(line: string): TrackerAuditEntry {
+export function parseStoredTrackerLine(line: string): TrackerAuditEntry {
   const parsed = parseTrackerEntry(parsePythonJson(line))
   if (!parsed.ok) throw new Error(`tracker-audit line does not parse: ${parsed.error}`)
   return parsed.entry
