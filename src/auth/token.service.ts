@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { AppError } from '../errors.js'
-import type { TokenIdentity } from '../http/caller.js'
+import type { TokenIdentity } from './caller.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import type { ApiToken, TokenRole } from './api-token.js'
