@@ -16,7 +16,7 @@ import { loadNodeKeys } from './identity/node-keys.js'
 import { packageVersion } from './version.js'
 import { TokenService } from './auth/token.service.js'
 import { Store } from './store/store.js'
-import { PrometheusMetrics } from './http/metrics.js'
+import { PrometheusMetrics } from './http/prometheus-metrics.js'
 
 export interface RunningServer {
   readonly url: string

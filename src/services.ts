@@ -8,7 +8,7 @@ import { type InboundGate, InboundService } from './federation/inbound.service.j
 import type { RetryPolicy } from './federation/peer-http.js'
 import { HealthService } from './health/health.service.js'
 import type { NodeIdentity } from './identity/node-identity.js'
-import { type Metrics, noMetrics } from './metrics.js'
+import { type Metrics, noMetrics } from './signature-metrics.js'
 import { type Clock, type Ids, randomIds, systemClock } from './runtime.js'
 import type { Store } from './store/store.js'
 import { TaskService } from './tasks/task.service.js'

@@ -1,7 +1,7 @@
 import { type PyObject, parsePythonJson, pythonCanonical } from '../canonical/python-json.js'
 import { PeerCardRejected, consumePeerCard, parseCardFile } from '../cards/index.js'
 import type { PolicyRequirements } from '../cards/policy-gate.js'
-import type { Metrics } from '../metrics.js'
+import type { Metrics } from '../signature-metrics.js'
 import { verifyA2AReceipt } from '../receipts/verify-a2a-receipt.js'
 import type { LineageService } from '../lineage/lineage.service.js'
 import { AppError, taskNotFound } from '../errors.js'

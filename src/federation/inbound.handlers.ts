@@ -1,4 +1,4 @@
-import { type BodyVerifier, pythonUtf8DecodeText, requireUtf8 } from '../http/unicode.js'
+import { type BodyVerifier, pythonUtf8DecodeText, requireUtf8 } from '../http/utf8-guard.js'
 import { type RouteDefinition, route } from '../http/route.js'
 import { type InboundService, invalidJsonBody, parseInboundTask } from './inbound.service.js'
 

@@ -12,7 +12,7 @@ import { ReceiptAttestor } from '../../src/receipts/receipt-attestor.js'
 import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity.js'
 import { type NodeKeys, loadNodeKeys } from '../../src/identity/node-keys.js'
 import { type TestDatabase, type TestEngine, createTestDatabase } from './engines.js'
-import { PrometheusMetrics } from '../../src/http/metrics.js'
+import { PrometheusMetrics } from '../../src/http/prometheus-metrics.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
 /** The tracker-audit key of test servers: 64 hex characters whose ASCII bytes are the key. */

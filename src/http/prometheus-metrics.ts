@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { TRACKER_AUDIT_CHAIN } from '../lineage/audit-trail.js'
 import { RECEIPT_SPINE_CHAIN } from '../receipts/receipt-attestor.js'
-import type { Metrics, SignatureKind } from '../metrics.js'
+import type { Metrics, SignatureKind } from '../signature-metrics.js'
 import type { Store } from '../store/store.js'
 import { TASK_STATUSES } from '../tasks/task.js'
 import type { RequestRecord } from './request-log.js'

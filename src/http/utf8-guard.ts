@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
-import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
+import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../text/unicode.js'
 
 /** Rejects a parsed JSON body that carries a lone surrogate: 422, before anything is validated or stored. */
 export function rejectLoneSurrogates(): RequestHandler {
