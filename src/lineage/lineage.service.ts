@@ -3,6 +3,7 @@ import { type LineageEnvelope, wrapLineageChain } from './envelope.js'
 import { GENESIS_PREV_HASH, type TrackerAuditEntry, type TrackerAuditVerifyResult, TrackerAuditVerifier } from './tracker-audit.js'
 import type { ChainLine } from '../store/chain.repository.js'
 import type { Store } from '../store/store.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
 import { TRACKER_AUDIT_CHAIN, parseStoredTrackerLine } from './audit-trail.js'
 
 export interface ChainPage {
@@ -12,8 +13,6 @@ export interface ChainPage {
 
 /** Outcome of {@link LineageService.importJsonl}: how many entries were appended, or why none was. */
 export type ImportResult = { ok: true; imported: number } | { ok: false; error: string }
-
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** Thrown inside the import's transaction to roll it back; its message is the verifier's failure text. */
 class ImportRefused extends Error {}
@@ -96,7 +95,7 @@ export class LineageService {
           const failure = verifier.push(raw)
           // Throwing rolls back every line appended so far: an import is all or nothing.
           if (failure !== null) throw new ImportRefused(failure)
-          const text = STRICT_UTF8.decode(raw).trim()
+          const text = decodeUtf8Strict(raw).trim()
           if (text === '') continue
           const entry = parseStoredTrackerLine(text)
           await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })

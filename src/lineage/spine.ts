@@ -17,6 +17,7 @@ import {
   pythonStr,
 } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
 
 /** Version stamped on rows written here. */
 export const SPINE_ENTRY_VERSION = 2
@@ -217,8 +218,6 @@ function splitSpine(content: Uint8Array | string): Array<string | Uint8Array> {
   return out
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
 /** Options of {@link verifySpine}. */
 export interface SpineVerifyOptions {
   /**
@@ -252,7 +251,7 @@ export function verifySpine(
     count += 1
     let row: PyValue
     try {
-      row = parsePythonJson(typeof raw === 'string' ? raw : STRICT_UTF8.decode(raw))
+      row = parsePythonJson(typeof raw === 'string' ? raw : decodeUtf8Strict(raw))
     } catch {
       errors.push(`line ${n}: malformed JSON`)
       continue
@@ -331,7 +330,7 @@ export function verifySpine(
 function checkHead(head: Uint8Array | string, lastHash: string, count: number, derivedKey: Buffer): string | null {
   let parsed: PyValue
   try {
-    parsed = parsePythonJson(typeof head === 'string' ? head : STRICT_UTF8.decode(head))
+    parsed = parsePythonJson(typeof head === 'string' ? head : decodeUtf8Strict(head))
   } catch {
     return 'spine.head: malformed JSON'
   }

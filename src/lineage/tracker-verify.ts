@@ -8,6 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import type { PyValue } from '../canonical/python-json.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
 import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
 import { readCanonicalTrackerLine } from './tracker-fast-path.js'
@@ -44,8 +45,6 @@ function stripBytes(line: Uint8Array): Uint8Array {
   return line.subarray(start, end)
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
 function sameHex(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8')
   const y = Buffer.from(b, 'utf8')
@@ -66,7 +65,7 @@ function decodeTrackerLine(rawLine: TrackerAuditLine, n: number): DecodedLine {
   const bytes = stripBytes(rawLine)
   if (bytes.length === 0) return null
   try {
-    return { ok: true, text: STRICT_UTF8.decode(bytes) }
+    return { ok: true, text: decodeUtf8Strict(bytes) }
   } catch {
     // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
     return { ok: false, error: `line ${n}: invalid JSON (invalid UTF-8)` }

@@ -1,5 +1,6 @@
 /**
- * UTF-8 as Python's strict codec reads it: where bytes stop being UTF-8, and the error text CPython gives for it.
+ * UTF-8 as Python's strict codec reads it: where bytes stop being UTF-8 and the error text CPython gives for it,
+ * and the one strict decoder every reader of untrusted bytes uses.
  *
  * @module
  */
@@ -75,3 +76,18 @@ export function pythonUtf8DecodeText(bytes: Uint8Array, fault: Utf8Fault): strin
   return `'utf-8' codec can't decode bytes in position ${fault.start}-${fault.end - 1}: ${fault.reason}`
 }
 
+/** Stateless (no `stream`), so one instance of each serves every call. */
+const STRICT_KEEPING_BOM = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+const STRICT_DROPPING_BOM = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * `bytes` decoded as UTF-8, strictly: ill-formed bytes throw instead of becoming U+FFFD, which would silently
+ * change what was signed or hashed. A leading byte order mark stays in the text as U+FEFF, as Python's `utf-8`
+ * codec keeps it, unless `dropBom` (what `TextDecoder` does by default, and Python's `utf-8-sig`).
+ *
+ * @throws TypeError when the bytes are not UTF-8.
+ * @example decodeUtf8Strict(await readFile(path))
+ */
+export function decodeUtf8Strict(bytes: Uint8Array, options?: { readonly dropBom?: boolean }): string {
+  return (options?.dropBom === true ? STRICT_DROPPING_BOM : STRICT_KEEPING_BOM).decode(bytes)
+}

@@ -13,6 +13,7 @@ import { parseReceipt } from '../../receipts/receipt.js'
 import type { A2ATaskReceipt } from '../../receipts/receipt.js'
 import { verifyReceipt } from '../../receipts/receipt-verify.js'
 import { ed25519Verifier, withoutReceipt } from '../../receipts/verify-a2a-receipt.js'
+import { decodeUtf8Strict } from '../../text/utf8.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 
 interface A2aVerifyOptions {
@@ -22,14 +23,12 @@ interface A2aVerifyOptions {
   jwksUrl?: string
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
 class CliFailure extends Error {}
 
 async function readJson(path: string, what: string): Promise<PyValue> {
   let text: string
   try {
-    text = STRICT_UTF8.decode(await readFile(path))
+    text = decodeUtf8Strict(await readFile(path))
   } catch (error) {
     const reason = error instanceof TypeError ? 'invalid UTF-8' : error instanceof Error ? error.message : String(error)
     throw new CliFailure(`could not parse ${what}: ${reason}`)

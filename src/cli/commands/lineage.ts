@@ -26,10 +26,9 @@ import {
 } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
 import { LineageService } from '../../lineage/lineage.service.js'
+import { decodeUtf8Strict } from '../../text/utf8.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 import { withStore } from '../store-context.js'
-
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** File-system errors in words, without Node's `ENOENT: …, open '<path>'` prefix (the caller names the file). */
 const FS_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory' }
@@ -177,7 +176,7 @@ async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
 async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> {
   let text: string
   try {
-    text = STRICT_UTF8.decode(await readFile(opts.file))
+    text = decodeUtf8Strict(await readFile(opts.file))
   } catch (error) {
     return reportError(cmd, `could not read envelope: ${errorText(error)}`, 1)
   }
