@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, hkdfSync } from 'node:crypto'
 import {
   dumpsPython,
   isPyInt,
@@ -17,6 +17,7 @@ import {
   pythonStr,
 } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { constantTimeEqual } from '../crypto/constant-time.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 
 /** Version stamped on rows written here. */
@@ -175,12 +176,6 @@ const REQUIRED_ROW_FIELDS = [
   'hmac',
 ]
 
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8')
-  const y = Buffer.from(b, 'utf8')
-  return x.length === y.length && timingSafeEqual(x, y)
-}
-
 // Python's int() of a timestamp value; undefined where Python raises TypeError/ValueError.
 function pyIntOf(value: PyValue): bigint | undefined {
   if (typeof value === 'boolean') return value ? 1n : 0n
@@ -312,8 +307,8 @@ export function verifySpine(
       continue
     }
     const entryHash = pythonStr(row['entry_hash'] as PyValue)
-    if (!sameText(entryHash, expectedHash)) errors.push(`line ${n}: entry_hash mismatch`)
-    if (!sameText(pythonStr(row['hmac'] as PyValue), expectedHmac)) errors.push(`line ${n}: hmac mismatch`)
+    if (!constantTimeEqual(entryHash, expectedHash)) errors.push(`line ${n}: entry_hash mismatch`)
+    if (!constantTimeEqual(pythonStr(row['hmac'] as PyValue), expectedHmac)) errors.push(`line ${n}: hmac mismatch`)
     const stepId = pythonStr(row['step_id'] as PyValue)
     if (!NON_ARTIFACT_STEP_PREFIXES.some((p) => stepId.startsWith(p))) sealOnly = false
     prevHash = entryHash
@@ -343,7 +338,7 @@ function checkHead(head: Uint8Array | string, lastHash: string, count: number, d
   } catch {
     return 'spine.head: hmac mismatch'
   }
-  if (!sameText(pythonStr(parsed['hmac'] as PyValue), expected)) return 'spine.head: hmac mismatch'
+  if (!constantTimeEqual(pythonStr(parsed['hmac'] as PyValue), expected)) return 'spine.head: hmac mismatch'
   if (parsed['head_hash'] !== lastHash || parsed['count'] !== count) {
     return `spine.head: does not match the rows (head ${pythonStr(parsed['head_hash'] as PyValue)} / ${pythonStr(parsed['count'] as PyValue)}, rows ${lastHash} / ${count})`
   }

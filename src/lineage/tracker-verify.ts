@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import type { PyValue } from '../canonical/python-json.js'
+import { constantTimeEqual } from '../crypto/constant-time.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
@@ -43,12 +44,6 @@ function stripBytes(line: Uint8Array): Uint8Array {
   while (start < end && isPyWhitespace(line[start] ?? 0)) start++
   while (end > start && isPyWhitespace(line[end - 1] ?? 0)) end--
   return line.subarray(start, end)
-}
-
-function sameHex(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8')
-  const y = Buffer.from(b, 'utf8')
-  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 /** One parsed log line: null for a blank line, else the entry or Bernstein's failure text for line `n`. */
@@ -181,7 +176,7 @@ export class TrackerAuditVerifier {
       return this.#fail(`line ${n}: entry_hash mismatch (tampered payload)`)
     }
     const expectedSignature = createHmac('sha256', this.#key).update(signingPayload).digest('hex')
-    if (!sameHex(expectedSignature, signature)) {
+    if (!constantTimeEqual(expectedSignature, signature)) {
       return this.#fail(`line ${n}: signature mismatch (HMAC failed)`)
     }
     this.#prevHash = entryHash
