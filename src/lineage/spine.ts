@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createHash, createHmac, hkdfSync } from 'node:crypto'
+import { createHmac, hkdfSync } from 'node:crypto'
 import {
   dumpsPython,
   isPyInt,
@@ -18,6 +18,7 @@ import {
 } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
 import { constantTimeEqual } from '../crypto/constant-time.js'
+import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 
 /** Version stamped on rows written here. */
@@ -107,10 +108,7 @@ export function spineRowBody(row: SpineRow, withHmac = true): PyObject {
 
 /** `entry_hash` of a v2 row: SHA-256 of the domain tag followed by the canonical hashed fields. */
 export function computeSpineEntryHash(row: Omit<SpineRow, 'entry_hash' | 'hmac' | 'v'>): string {
-  return (
-    'sha256:' +
-    createHash('sha256').update(SPINE_V2_DOMAIN_TAG).update(pythonCanonicalBytes(hashFields(row))).digest('hex')
-  )
+  return sha256Prefixed([SPINE_V2_DOMAIN_TAG, pythonCanonicalBytes(hashFields(row))])
 }
 
 /** Builds a v2 row exactly as Bernstein's `LineageSpine.record_entry`. `lineageKey` is {@link deriveLineageKey}'s. */
@@ -297,7 +295,7 @@ export function verifySpine(
     try {
       // Bernstein's json.dumps here keeps the default allow_nan=True.
       const preimage = prefix + dumpsPython(fields, { sortKeys: true, ensureAscii: false, separators: [',', ':'], allowNan: true })
-      expectedHash = 'sha256:' + createHash('sha256').update(preimage, 'utf8').digest('hex')
+      expectedHash = sha256Prefixed(preimage)
       const body: PyObject = {}
       for (const field of Object.keys(row)) if (field !== 'hmac') body[field] = row[field] as PyValue
       const bodyText = dumpsPython(body, { sortKeys: true, ensureAscii: false, separators: [',', ':'], allowNan: true })

@@ -8,6 +8,7 @@ import { access, readFile, stat, writeFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { isPyObject, parsePythonJson, pythonJsonDecodeText } from '../../canonical/python-json.js'
 import type { PyValue } from '../../canonical/python-json.js'
+import { sha256Prefixed } from '../../crypto/sha256-prefixed.js'
 import {
   LINEAGE_ENVELOPE_FIELD,
   lineageEnvelopePayloadBytes,
@@ -21,7 +22,6 @@ import {
   parseTrackerLine,
   readAuditKey,
   readByteLines,
-  sha256Prefixed,
   verifyTrackerAuditFile,
 } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
