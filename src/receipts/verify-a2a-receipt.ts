@@ -1,3 +1,10 @@
+/**
+ * Receipt verification as callers use it: from the wire (response text or bytes, a receipt as JSON), pinned
+ * through a JWK or the node's JWKS, with src/crypto's Ed25519. The check itself, over parsed values and with the
+ * primitive injected, is receipt-verify.ts.
+ *
+ * @module
+ */
 import { type PyValue, isPyObject, parsePythonJson } from '../canonical/python-json.js'
 import { publicKeyFromRaw, verifyBytes } from '../crypto/ed25519.js'
 import { findJwk } from '../crypto/jwks.js'
