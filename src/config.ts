@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import { isAbsolute, resolve } from 'node:path'
-import { codePointLength } from './unicode.js'
+import { codePointLength } from './text/unicode.js'
 
 /** A configuration problem found at start-up; the message says which variable and why. */
 export class ConfigError extends Error {

@@ -45,4 +45,4 @@ export {
   wrapLineageChain,
 } from './lineage/envelope.js'
 export { buildCrossOrgBoundaryEntry } from './lineage/boundary.js'
-export { type A2AReceiptResult, verifyA2AReceipt } from './attestation/verify-a2a-receipt.js'
+export { type A2AReceiptResult, verifyA2AReceipt } from './receipts/verify-a2a-receipt.js'

@@ -7,7 +7,7 @@ import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 import type { TaskService } from '../tasks/task.service.js'
 import { A2A_STATUS_OF } from './a2a-status.js'
 import { type A2AArtifact, type A2AMessage, type A2ATaskRecord, type LinkedTaskState, assertArtifactRoom } from './a2a-task.js'
-import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestation.js'
+import type { A2ATaskResponseBody, AttestationKind, Attestor } from '../receipts/attestation.js'
 
 export interface A2ATaskView {
   readonly body: A2ATaskResponseBody

@@ -9,6 +9,7 @@ import { decodeDetachedJws, JWS_ALG, verifyDetachedJws } from '../crypto/detache
 import { encodeBase64url } from '../crypto/base64url.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
 import { findJwk } from '../crypto/jwks.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
 import type { KeyObject } from 'node:crypto'
 import { AGENT_CARD_TYP, agentCardSigningBytes } from './sign-agent-card.js'
 
@@ -202,7 +203,7 @@ function decodeCard(card: unknown): { value: unknown; raw?: string; error?: stri
   if (card.length > MAX_CARD_BYTES) return { value: undefined, error: 'card is larger than 1 MiB' }
   let raw: string
   try {
-    raw = typeof card === 'string' ? card : new TextDecoder('utf-8', { fatal: true }).decode(card)
+    raw = typeof card === 'string' ? card : decodeUtf8Strict(card, { dropBom: true })
   } catch {
     return { value: undefined, error: 'card is not UTF-8' }
   }

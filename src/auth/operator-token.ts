@@ -1,5 +1,6 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { constantTimeEqual } from '../crypto/constant-time.js'
 import { readOrCreateSecretFile } from './secret-file.js'
 
 export interface OperatorToken {
@@ -21,11 +22,11 @@ export function resolveOperatorToken(configured: string | null, dataDir: string)
 const digest = (value: string): Buffer => hash('sha256', value, 'buffer')
 
 /**
- * Constant-time comparison of two secrets. Hashing first gives equal-length inputs to `timingSafeEqual`, so the
- * comparison time does not reveal the secret's length either.
+ * Constant-time comparison of two secrets. Hashing first gives equal-length inputs to {@link constantTimeEqual},
+ * so the comparison time does not reveal the secret's length either.
  */
 export function secretsEqual(a: string, b: string): boolean {
-  return timingSafeEqual(digest(a), digest(b))
+  return constantTimeEqual(digest(a), digest(b))
 }
 
 /**
@@ -39,6 +40,6 @@ export function secretMatcher(secret: string): (presented: string) => boolean {
   return (presented) => {
     const bytes = Buffer.from(presented, 'utf8')
     const sameLength = bytes.length === expected.length
-    return timingSafeEqual(sameLength ? bytes : expected, expected) && sameLength
+    return constantTimeEqual(sameLength ? bytes : expected, expected) && sameLength
   }
 }

@@ -12,7 +12,7 @@ import { dumpsPython, fromPyValue, parsePythonJson, pythonJsonDecodeText, PyFloa
 import type { PyValue } from '../canonical/python-json.js'
 import { CapabilityCardInvalid, parseCapabilityCard } from './capability-card.js'
 import type { SignedCapabilityCard } from './capability-card.js'
-import { codePointLength } from '../unicode.js'
+import { codePointLength } from '../text/unicode.js'
 
 /** Real card files are a few kilobytes; anything past this many characters (code points) is refused before parsing. */
 export const MAX_CARD_FILE_CHARS = 1024 * 1024

@@ -1,4 +1,4 @@
-import { ReceiptAttestor } from '../attestation/receipt-attestor.js'
+import { ReceiptAttestor } from '../receipts/receipt-attestor.js'
 import { type Config, defaultPublicBaseUrl } from '../config.js'
 import { NodeIdentity } from '../identity/node-identity.js'
 import { loadNodeKeys } from '../identity/node-keys.js'

@@ -10,6 +10,7 @@
 import { type KeyObject, verify as nodeVerify } from 'node:crypto'
 import { FlattenedSign } from 'jose'
 import { jcsText } from '../canonical/jcs.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
 import { decodeBase64urlStrict, encodeBase64url } from './base64url.js'
 import { assertEd25519KeyObject } from './ed25519.js'
 
@@ -44,8 +45,6 @@ export type DetachedJwsVerification =
 
 /** A JCS Ed25519 header is about 100 characters; a header segment this long is refused unparsed. */
 const MAX_HEADER_SEGMENT = 4096
-/** Stateless (no `stream`), so one instance serves every call. */
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
 /** base64url of a 64-byte Ed25519 signature. */
 const SIGNATURE_SEGMENT_LENGTH = 86
 
@@ -94,7 +93,7 @@ export function decodeDetachedJws(jws: unknown): DetachedJwsDecoded {
   if (!headerBytes || headerBytes.length === 0) return malformed('JWS protected header is not base64url')
   let header: unknown
   try {
-    header = JSON.parse(STRICT_UTF8.decode(headerBytes))
+    header = JSON.parse(decodeUtf8Strict(headerBytes, { dropBom: true }))
   } catch {
     return malformed('JWS protected header is not JSON')
   }

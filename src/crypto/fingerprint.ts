@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto'
 import type { KeyObject } from 'node:crypto'
 import { rawPublicKey } from './ed25519.js'
 import type { Ed25519PublicJwk } from './ed25519.js'
+import { sha256Prefixed } from './sha256-prefixed.js'
 
 /**
  * Fingerprint of a public key given as SPKI PEM, public JWK or `KeyObject` (a private key gives its public half's).
@@ -16,5 +16,5 @@ import type { Ed25519PublicJwk } from './ed25519.js'
  * @example keyFingerprint(card.public_key_pem) // 'sha256:10ba682c…'
  */
 export function keyFingerprint(key: KeyObject | string | Ed25519PublicJwk): string {
-  return 'sha256:' + createHash('sha256').update(rawPublicKey(key)).digest('hex')
+  return sha256Prefixed(rawPublicKey(key))
 }

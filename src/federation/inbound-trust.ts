@@ -1,10 +1,10 @@
 import { type PyValue, isPyObject, parsePythonJson } from '../canonical/python-json.js'
 import { PeerCardRejected, consumePeerCard, parseCardFile } from '../cards/index.js'
 import type { PolicyRequirements } from '../cards/policy-gate.js'
-import type { AuditTrail } from '../audit/audit-trail.js'
+import type { AuditTrail } from '../lineage/audit-trail.js'
 import { AppError } from '../errors.js'
 import { LINEAGE_ENVELOPE_FIELD, type LineageEnvelope, parseLineageEnvelopeField } from '../lineage/envelope.js'
-import { type Metrics, noMetrics } from '../metrics.js'
+import { type Metrics, noMetrics } from '../signature-metrics.js'
 import type { Clock } from '../runtime.js'
 import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
 

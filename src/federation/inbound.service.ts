@@ -1,6 +1,6 @@
 import { UNRECOGNISED_DECODE_MESSAGE, jsonNestingOverflow, parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
 import { AppError } from '../errors.js'
-import { LONE_SURROGATE_MESSAGE, codePointLength, findLoneSurrogate } from '../unicode.js'
+import { LONE_SURROGATE_MESSAGE, codePointLength, findLoneSurrogate } from '../text/unicode.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'

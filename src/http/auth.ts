@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
-import type { Caller, TokenIdentity, TokenResolver } from './caller.js'
+import type { Caller, TokenIdentity, TokenResolver } from '../auth/caller.js'
 
 /** Every operation is also served under this prefix (the contract's `/api/v1` mirrors). */
 export const API_PREFIX = '/api/v1'

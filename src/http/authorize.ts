@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
 import { isPublicPath, stripApiPrefix } from './auth.js'
-import type { Caller } from './caller.js'
+import type { Caller } from '../auth/caller.js'
 
 /**
  * The path as the access rules read it: without the `/api/v1` prefix, and lower-case. Routing is case-sensitive

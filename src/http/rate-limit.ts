@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
 import type { Logger } from '../logger.js'
-import type { Caller } from './caller.js'
+import type { Caller } from '../auth/caller.js'
 import { type ClientAddress, isLoopback } from './client-ip.js'
 import { isHealthOrDiscovery } from './network.js'
 

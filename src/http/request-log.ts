@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RequestHandler } from 'express'
 import type { Logger } from '../logger.js'
-import type { Caller } from './caller.js'
+import type { Caller } from '../auth/caller.js'
 import { validatedOperation } from './dispatch.js'
 import type { OperationIndex } from './operation-index.js'
 

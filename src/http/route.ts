@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Request, Response } from 'express'
 import type { JsonBody, OperationId, OperationResult, PathParams, QueryParams } from '../contract.js'
-import type { Caller } from './caller.js'
+import type { Caller } from '../auth/caller.js'
 import type { ValidatedBodies } from './validated-bodies.js'
 
 /** What a handler sees: contract types in, the caller, nothing of Express. */

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto'
 import { isPyInt, isPyObject, PyFloat, pythonCanonicalBytes, pythonRepr, pythonTypeName } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import {
   GENESIS_PREV_HASH,
   computeTrackerEntryHash,
@@ -80,12 +80,15 @@ export interface LineageEnvelopeParseOptions {
  * holding exactly these entries. Order-sensitive and unkeyed.
  */
 export function chainDigest(entries: Iterable<TrackerAuditEntry>): string {
-  const hash = createHash('sha256')
+  return sha256Prefixed(jsonlParts(entries))
+}
+
+/** The JSONL log of `entries`, a part at a time, so that a long chain is hashed without being joined. */
+function* jsonlParts(entries: Iterable<TrackerAuditEntry>): Generator<Uint8Array | string> {
   for (const entry of entries) {
-    hash.update(trackerEntryBytes(entry))
-    hash.update('\n')
+    yield trackerEntryBytes(entry)
+    yield '\n'
   }
-  return 'sha256:' + hash.digest('hex')
 }
 
 /** Options of {@link wrapLineageChain}: both filters apply together (AND), as in Bernstein. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
+import { createHmac, hkdfSync } from 'node:crypto'
 import {
   dumpsPython,
   isPyInt,
@@ -17,6 +17,9 @@ import {
   pythonStr,
 } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { constantTimeEqual } from '../crypto/constant-time.js'
+import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
 
 /** Version stamped on rows written here. */
 export const SPINE_ENTRY_VERSION = 2
@@ -105,10 +108,7 @@ export function spineRowBody(row: SpineRow, withHmac = true): PyObject {
 
 /** `entry_hash` of a v2 row: SHA-256 of the domain tag followed by the canonical hashed fields. */
 export function computeSpineEntryHash(row: Omit<SpineRow, 'entry_hash' | 'hmac' | 'v'>): string {
-  return (
-    'sha256:' +
-    createHash('sha256').update(SPINE_V2_DOMAIN_TAG).update(pythonCanonicalBytes(hashFields(row))).digest('hex')
-  )
+  return sha256Prefixed([SPINE_V2_DOMAIN_TAG, pythonCanonicalBytes(hashFields(row))])
 }
 
 /** Builds a v2 row exactly as Bernstein's `LineageSpine.record_entry`. `lineageKey` is {@link deriveLineageKey}'s. */
@@ -174,12 +174,6 @@ const REQUIRED_ROW_FIELDS = [
   'hmac',
 ]
 
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8')
-  const y = Buffer.from(b, 'utf8')
-  return x.length === y.length && timingSafeEqual(x, y)
-}
-
 // Python's int() of a timestamp value; undefined where Python raises TypeError/ValueError.
 function pyIntOf(value: PyValue): bigint | undefined {
   if (typeof value === 'boolean') return value ? 1n : 0n
@@ -217,8 +211,6 @@ function splitSpine(content: Uint8Array | string): Array<string | Uint8Array> {
   return out
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
 /** Options of {@link verifySpine}. */
 export interface SpineVerifyOptions {
   /**
@@ -252,7 +244,7 @@ export function verifySpine(
     count += 1
     let row: PyValue
     try {
-      row = parsePythonJson(typeof raw === 'string' ? raw : STRICT_UTF8.decode(raw))
+      row = parsePythonJson(typeof raw === 'string' ? raw : decodeUtf8Strict(raw))
     } catch {
       errors.push(`line ${n}: malformed JSON`)
       continue
@@ -303,7 +295,7 @@ export function verifySpine(
     try {
       // Bernstein's json.dumps here keeps the default allow_nan=True.
       const preimage = prefix + dumpsPython(fields, { sortKeys: true, ensureAscii: false, separators: [',', ':'], allowNan: true })
-      expectedHash = 'sha256:' + createHash('sha256').update(preimage, 'utf8').digest('hex')
+      expectedHash = sha256Prefixed(preimage)
       const body: PyObject = {}
       for (const field of Object.keys(row)) if (field !== 'hmac') body[field] = row[field] as PyValue
       const bodyText = dumpsPython(body, { sortKeys: true, ensureAscii: false, separators: [',', ':'], allowNan: true })
@@ -313,8 +305,8 @@ export function verifySpine(
       continue
     }
     const entryHash = pythonStr(row['entry_hash'] as PyValue)
-    if (!sameText(entryHash, expectedHash)) errors.push(`line ${n}: entry_hash mismatch`)
-    if (!sameText(pythonStr(row['hmac'] as PyValue), expectedHmac)) errors.push(`line ${n}: hmac mismatch`)
+    if (!constantTimeEqual(entryHash, expectedHash)) errors.push(`line ${n}: entry_hash mismatch`)
+    if (!constantTimeEqual(pythonStr(row['hmac'] as PyValue), expectedHmac)) errors.push(`line ${n}: hmac mismatch`)
     const stepId = pythonStr(row['step_id'] as PyValue)
     if (!NON_ARTIFACT_STEP_PREFIXES.some((p) => stepId.startsWith(p))) sealOnly = false
     prevHash = entryHash
@@ -331,7 +323,7 @@ export function verifySpine(
 function checkHead(head: Uint8Array | string, lastHash: string, count: number, derivedKey: Buffer): string | null {
   let parsed: PyValue
   try {
-    parsed = parsePythonJson(typeof head === 'string' ? head : STRICT_UTF8.decode(head))
+    parsed = parsePythonJson(typeof head === 'string' ? head : decodeUtf8Strict(head))
   } catch {
     return 'spine.head: malformed JSON'
   }
@@ -344,7 +336,7 @@ function checkHead(head: Uint8Array | string, lastHash: string, count: number, d
   } catch {
     return 'spine.head: hmac mismatch'
   }
-  if (!sameText(pythonStr(parsed['hmac'] as PyValue), expected)) return 'spine.head: hmac mismatch'
+  if (!constantTimeEqual(pythonStr(parsed['hmac'] as PyValue), expected)) return 'spine.head: hmac mismatch'
   if (parsed['head_hash'] !== lastHash || parsed['count'] !== count) {
     return `spine.head: does not match the rows (head ${pythonStr(parsed['head_hash'] as PyValue)} / ${pythonStr(parsed['count'] as PyValue)}, rows ${lastHash} / ${count})`
   }

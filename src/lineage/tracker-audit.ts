@@ -12,7 +12,6 @@ export {
   computeTrackerEntryHash,
   computeTrackerSignature,
   parseTrackerEntry,
-  sha256Prefixed,
   timeNs,
   trackerEntryBody,
   trackerEntryBytes,

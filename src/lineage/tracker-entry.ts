@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createHash, createHmac, randomUUID } from 'node:crypto'
+import { createHmac, randomUUID } from 'node:crypto'
 import {
   PyFloat,
   isPyFloat,
@@ -16,6 +16,7 @@ import {
   pythonTypeName,
 } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 
 /** The only entry schema version Bernstein writes and accepts. */
 export const TRACKER_AUDIT_SCHEMA_VERSION = 1
@@ -65,11 +66,6 @@ export interface TrackerAuditEntry {
 
 /** Outcome of {@link parseTrackerEntry}: the entry, or the text of the exception Bernstein would raise. */
 export type TrackerEntryParseResult = { ok: true; entry: TrackerAuditEntry } | { ok: false; error: string }
-
-/** `"sha256:" + hex(SHA-256(bytes))`, Bernstein's content address. */
-export function sha256Prefixed(data: Uint8Array | string): string {
-  return 'sha256:' + createHash('sha256').update(data).digest('hex')
-}
 
 /** The entry as the JSON object Bernstein canonicalises (`dataclasses.asdict`). */
 export function trackerEntryBody(entry: TrackerAuditEntry): PyObject {

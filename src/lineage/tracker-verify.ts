@@ -4,11 +4,14 @@
  *
  * @module
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import type { PyValue } from '../canonical/python-json.js'
-import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
+import { constantTimeEqual } from '../crypto/constant-time.js'
+import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
+import { GENESIS_PREV_HASH, parseTrackerEntry, trackerSigningPayload } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
 import { readCanonicalTrackerLine } from './tracker-fast-path.js'
 
@@ -44,14 +47,6 @@ function stripBytes(line: Uint8Array): Uint8Array {
   return line.subarray(start, end)
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
-function sameHex(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8')
-  const y = Buffer.from(b, 'utf8')
-  return x.length === y.length && timingSafeEqual(x, y)
-}
-
 /** One parsed log line: null for a blank line, else the entry or Bernstein's failure text for line `n`. */
 export type TrackerLineParseResult = { ok: true; entry: TrackerAuditEntry } | { ok: false; error: string } | null
 
@@ -66,7 +61,7 @@ function decodeTrackerLine(rawLine: TrackerAuditLine, n: number): DecodedLine {
   const bytes = stripBytes(rawLine)
   if (bytes.length === 0) return null
   try {
-    return { ok: true, text: STRICT_UTF8.decode(bytes) }
+    return { ok: true, text: decodeUtf8Strict(bytes) }
   } catch {
     // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
     return { ok: false, error: `line ${n}: invalid JSON (invalid UTF-8)` }
@@ -182,7 +177,7 @@ export class TrackerAuditVerifier {
       return this.#fail(`line ${n}: entry_hash mismatch (tampered payload)`)
     }
     const expectedSignature = createHmac('sha256', this.#key).update(signingPayload).digest('hex')
-    if (!sameHex(expectedSignature, signature)) {
+    if (!constantTimeEqual(expectedSignature, signature)) {
       return this.#fail(`line ${n}: signature mismatch (HMAC failed)`)
     }
     this.#prevHash = entryHash

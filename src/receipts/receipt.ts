@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto'
 import { dumpsPython, isPyInt, isPyObject, pythonCanonicalBytes, pythonStr } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import { A2A_RECEIPT_RUN_ID, buildSpineRow } from '../lineage/spine.js'
 import type { SpineRow } from '../lineage/spine.js'
 
@@ -64,7 +65,7 @@ export function canonicalResponseBytes(response: PyValue): Buffer {
 /** `"sha256:" + hex(SHA-256(canonicalResponseBytes(response)))`; raw bytes are hashed as given. */
 export function contentHash(response: PyValue | Uint8Array): string {
   const bytes = response instanceof Uint8Array ? response : canonicalResponseBytes(response)
-  return 'sha256:' + createHash('sha256').update(bytes).digest('hex')
+  return sha256Prefixed(bytes)
 }
 
 const KEEP_IN_PATH = /^[\p{L}\p{N}_-]$/u

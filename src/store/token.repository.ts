@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { ApiToken, TokenRole } from '../tokens/api-token.js'
+import type { ApiToken, TokenRole } from '../auth/api-token.js'
 import type { ApiTokenTable, Database } from './database.js'
 
 function rowToToken(row: Selectable<ApiTokenTable>): ApiToken {

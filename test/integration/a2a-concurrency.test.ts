@@ -5,7 +5,7 @@
  * GET shows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
+import { verifyA2AReceipt } from '../../src/receipts/verify-a2a-receipt.js'
 import { verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import { testEngines } from '../helpers/engines.js'
 import { TEST_AUDIT_KEY, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { components } from '../../generated/openapi.js'
 import { A2A_STATUS_OF } from '../../src/a2a/a2a-status.js'
-import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
+import { verifyA2AReceipt } from '../../src/receipts/verify-a2a-receipt.js'
 import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type TaskStatus } from '../../src/tasks/task.js'
 import { type SteppedClock, steppedClock } from '../helpers/clock.js'

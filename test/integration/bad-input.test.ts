@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OVERFLOW_MESSAGE, UNSAFE_INTEGER_MESSAGE } from '../../src/json-numbers.js'
+import { OVERFLOW_MESSAGE, UNSAFE_INTEGER_MESSAGE } from '../../src/text/json-numbers.js'
 import { testEngines } from '../helpers/engines.js'
 import { fuzzSettings } from '../helpers/fuzz.js'
 import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'

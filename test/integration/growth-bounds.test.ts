@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_ARTIFACTS_PER_TASK, MAX_ARTIFACT_BYTES_PER_TASK } from '../../src/a2a/a2a-task.js'
-import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
+import { verifyA2AReceipt } from '../../src/receipts/verify-a2a-receipt.js'
 import { MAX_PROGRESS_BYTES, MAX_PROGRESS_ENTRIES, MAX_TASK_PAGE_BYTES } from '../../src/tasks/task.js'
 import { testEngines } from '../helpers/engines.js'
 import { type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'

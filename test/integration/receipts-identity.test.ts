@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { verifyA2AReceipt } from '../../src/attestation/verify-a2a-receipt.js'
+import { verifyA2AReceipt } from '../../src/receipts/verify-a2a-receipt.js'
 import { checkAgentCardConformance } from '../../src/agent-card/index.js'
 import { consumePeerCard, parseCardFile, verifyCapabilityCard } from '../../src/cards/index.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { TRACKER_AUDIT_CHAIN } from '../../src/audit/audit-trail.js'
+import { TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
 import {
   type HttpResult,
   OPERATOR,

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrationProvider } from '../../src/store/migrations/index.js'
-import { TRACKER_AUDIT_CHAIN } from '../../src/audit/audit-trail.js'
-import { RECEIPT_SPINE_CHAIN } from '../../src/attestation/receipt-attestor.js'
+import { TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
+import { RECEIPT_SPINE_CHAIN } from '../../src/receipts/receipt-attestor.js'
 import { OPERATOR, PG_URL, type Schema, type ServerProcess, announceSkip, createSchema, http, pgSuiteName, spawnServer } from './support.js'
 
 announceSkip('test/pg/multi-replica.test.ts')

@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { createPublicKey, verify } from 'node:crypto'
 import { existsSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { type Command, Option } from 'commander'
@@ -13,7 +12,8 @@ import type { PyObject, PyValue } from '../../canonical/python-json.js'
 import { parseReceipt } from '../../receipts/receipt.js'
 import type { A2ATaskReceipt } from '../../receipts/receipt.js'
 import { verifyReceipt } from '../../receipts/receipt-verify.js'
-import type { Ed25519Verifier } from '../../receipts/receipt-verify.js'
+import { ed25519Verifier, withoutReceipt } from '../../receipts/verify-a2a-receipt.js'
+import { decodeUtf8Strict } from '../../text/utf8.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 
 interface A2aVerifyOptions {
@@ -23,23 +23,12 @@ interface A2aVerifyOptions {
   jwksUrl?: string
 }
 
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
-/** Ed25519 with node:crypto, from the raw 32-byte key the receipt's JWK carries. */
-const nodeVerifyEd25519: Ed25519Verifier = ({ publicKey, message, signature }) => {
-  const key = createPublicKey({
-    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') },
-    format: 'jwk',
-  })
-  return verify(null, message, key, signature)
-}
-
 class CliFailure extends Error {}
 
 async function readJson(path: string, what: string): Promise<PyValue> {
   let text: string
   try {
-    text = STRICT_UTF8.decode(await readFile(path))
+    text = decodeUtf8Strict(await readFile(path))
   } catch (error) {
     const reason = error instanceof TypeError ? 'invalid UTF-8' : error instanceof Error ? error.message : String(error)
     throw new CliFailure(`could not parse ${what}: ${reason}`)
@@ -95,9 +84,8 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
     if (!parsed.ok) throw new CliFailure(`could not parse receipt: ${parsed.error}`)
     const receipt: A2ATaskReceipt = parsed.receipt
 
-    const response = await readJson(opts.response, 'response')
     // A receipt cannot attest its own bytes: drop it so the raw wire body can be passed as is.
-    if (isPyObject(response)) delete response['receipt']
+    const response = withoutReceipt(await readJson(opts.response, 'response'))
 
     let trustedJwk: PyObject | undefined
     if (opts.trustedJwk !== undefined) {
@@ -108,7 +96,7 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
       trustedJwk = await pinnedFromJwks(opts.jwksUrl, receipt.kid)
     }
 
-    const verifyOptions: Parameters<typeof verifyReceipt>[2] = { verifyEd25519: nodeVerifyEd25519 }
+    const verifyOptions: Parameters<typeof verifyReceipt>[2] = { verifyEd25519: ed25519Verifier }
     if (trustedJwk !== undefined) verifyOptions.trustedJwk = trustedJwk
     const result = await verifyReceipt(receipt, response, verifyOptions)
 

@@ -8,6 +8,7 @@ import { access, readFile, stat, writeFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { isPyObject, parsePythonJson, pythonJsonDecodeText } from '../../canonical/python-json.js'
 import type { PyValue } from '../../canonical/python-json.js'
+import { sha256Prefixed } from '../../crypto/sha256-prefixed.js'
 import {
   LINEAGE_ENVELOPE_FIELD,
   lineageEnvelopePayloadBytes,
@@ -21,20 +22,13 @@ import {
   parseTrackerLine,
   readAuditKey,
   readByteLines,
-  sha256Prefixed,
   verifyTrackerAuditFile,
 } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
-import { LineageService } from '../../audit/lineage.service.js'
-import { TRACKER_AUDIT_CHAIN, parseTrackerLine as parseStoredLine } from '../../audit/audit-trail.js'
-import { GENESIS_PREV_HASH } from '../../lineage/tracker-entry.js'
-import { TrackerAuditVerifier } from '../../lineage/tracker-verify.js'
+import { LineageService } from '../../lineage/lineage.service.js'
+import { decodeUtf8Strict } from '../../text/utf8.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 import { withStore } from '../store-context.js'
-
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
-class ImportRefused extends Error {}
 
 /** File-system errors in words, without Node's `ENOENT: …, open '<path>'` prefix (the caller names the file). */
 const FS_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory' }
@@ -142,8 +136,7 @@ async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
     if (opts.file === undefined) {
       read = await withStore(async (store, config) => {
         issuer ??= config.issuer
-        const lines = await store.repos.chains.list({ chain: TRACKER_AUDIT_CHAIN, ...(opts.ticketId !== undefined && { ticketId: opts.ticketId }) })
-        return { ok: true as const, entries: lines.map((l) => parseStoredLine(l.line)) }
+        return { ok: true as const, entries: await new LineageService(store, null, config.issuer).entries(opts.ticketId) }
       })
     } else {
       read = await readTrackerEntries(opts.file)
@@ -183,7 +176,7 @@ async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
 async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> {
   let text: string
   try {
-    text = STRICT_UTF8.decode(await readFile(opts.file))
+    text = decodeUtf8Strict(await readFile(opts.file))
   } catch (error) {
     return reportError(cmd, `could not read envelope: ${errorText(error)}`, 1)
   }
@@ -266,9 +259,9 @@ export function registerLineage(program: Command): void {
     .description("write the server's chain as Bernstein's JSONL file (byte-identical lines)")
     .requiredOption('--output <path>', 'the JSONL file to write')
     .action(async (opts: { output: string }, cmd: Command) => {
-      const lines = await withStore(async (store) => {
+      const lines = await withStore(async (store, config) => {
         const out: string[] = []
-        for await (const line of store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) out.push(line.line + '\n')
+        for await (const line of new LineageService(store, null, config.issuer).exportJsonl()) out.push(line)
         return out
       })
       await writeFile(opts.output, lines.join(''), { mode: 0o600 })
@@ -286,33 +279,9 @@ export function registerLineage(program: Command): void {
       } catch (error) {
         return reportError(cmd, `could not read ${opts.file}: ${errorText(error)}`, 1)
       }
-      const outcome = await withStore(async (store, config) => {
-        const key = readAuditKey(config.auditKeyPath)
-        try {
-          const imported = await store.transaction(async (repos) => {
-            let head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
-            // Verify as a continuation of the stored chain: the first line must link to our head.
-            const verifier = new TrackerAuditVerifier(key, { prevEntryHash: head.headHash })
-            let count = 0
-            for await (const raw of readByteLines(opts.file)) {
-              const failure = verifier.push(raw)
-              // Throwing rolls back every line appended so far: an import is all or nothing.
-              if (failure !== null) throw new ImportRefused(failure)
-              const text = STRICT_UTF8.decode(raw).trim()
-              if (text === '') continue
-              const entry = parseStoredLine(text)
-              await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })
-              head = { headHash: entry.entry_hash, length: head.length + 1 }
-              count += 1
-            }
-            return count
-          })
-          return { ok: true as const, imported }
-        } catch (error) {
-          if (error instanceof ImportRefused) return { ok: false as const, error: error.message }
-          throw error
-        }
-      })
+      const outcome = await withStore(async (store, config) =>
+        new LineageService(store, readAuditKey(config.auditKeyPath), config.issuer).importJsonl(readByteLines(opts.file)),
+      )
       if (!outcome.ok) return reportError(cmd, `not imported: ${outcome.error}`, 1)
       if (wantsJson(cmd)) return printJson({ ok: true, imported: outcome.imported })
       printLines(`✓ imported ${outcome.imported} entr${outcome.imported === 1 ? 'y' : 'ies'}`)

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { randomIds, systemClock } from '../../runtime.js'
-import { parseDuration } from '../../tokens/api-token.js'
-import { TokenService } from '../../tokens/token.service.js'
+import { parseDuration } from '../../auth/api-token.js'
+import { TokenService } from '../../auth/token.service.js'
 import { printJson, printLines, wantsJson } from '../output.js'
 import { withStore } from '../store-context.js'
 

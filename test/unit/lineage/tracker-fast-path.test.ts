@@ -15,13 +15,13 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { dumpsPython, parsePythonJson, pythonCanonical } from '../../../src/canonical/python-json.js'
 import type { PyObject, PyValue } from '../../../src/canonical/python-json.js'
+import { sha256Prefixed } from '../../../src/crypto/sha256-prefixed.js'
 import {
   GENESIS_PREV_HASH,
   TRACKER_AUDIT_ACTIONS,
   TrackerAuditVerifier,
   buildTrackerEntry,
   parseTrackerLine,
-  sha256Prefixed,
   trackerEntryLine,
   trackerSigningPayload,
 } from '../../../src/lineage/tracker-audit.js'

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { QUOTE, closingQuote } from './canonical/json-text.js'
+import { QUOTE, closingQuote } from '../canonical/json-text.js'
 
 /** Why a number cannot be taken as sent. */
 export type InexactNumberKind = 'overflow' | 'unsafe_integer'

@@ -1,8 +1,15 @@
+/**
+ * Receipt verification as callers use it: from the wire (response text or bytes, a receipt as JSON), pinned
+ * through a JWK or the node's JWKS, with src/crypto's Ed25519. The check itself, over parsed values and with the
+ * primitive injected, is receipt-verify.ts.
+ *
+ * @module
+ */
 import { type PyValue, isPyObject, parsePythonJson } from '../canonical/python-json.js'
 import { publicKeyFromRaw, verifyBytes } from '../crypto/ed25519.js'
 import { findJwk } from '../crypto/jwks.js'
-import { type ReceiptVerification, verifyReceipt } from '../receipts/receipt-verify.js'
-import { parseReceipt } from '../receipts/receipt.js'
+import { type Ed25519Verifier, type ReceiptVerification, verifyReceipt } from './receipt-verify.js'
+import { parseReceipt } from './receipt.js'
 
 export interface VerifyA2AReceiptOptions {
   /** Pin the signer: a JWK (its `x`, and `kid` when present, must match). */
@@ -14,7 +21,11 @@ export interface VerifyA2AReceiptOptions {
 /** The parse failure or the verification outcome of {@link verifyA2AReceipt}. */
 export type A2AReceiptResult = ({ parsed: true } & ReceiptVerification) | { parsed: false; ok: false; error: string }
 
-const verifyEd25519 = async ({ publicKey, message, signature }: { publicKey: Uint8Array; message: Uint8Array; signature: Uint8Array }): Promise<boolean> => {
+/**
+ * The Ed25519 primitive {@link verifyReceipt} is given everywhere in this package (the server, the client, the CLI):
+ * src/crypto's, over the raw 32-byte key the receipt's JWK carries. A key that does not parse verifies nothing.
+ */
+export const ed25519Verifier: Ed25519Verifier = async ({ publicKey, message, signature }) => {
   try {
     return await verifyBytes(publicKeyFromRaw(publicKey), message, signature)
   } catch {
@@ -22,7 +33,8 @@ const verifyEd25519 = async ({ publicKey, message, signature }: { publicKey: Uin
   }
 }
 
-function withoutReceipt(value: PyValue): PyValue {
+/** The response as a receipt attests it: a top-level `receipt` (the receipt cannot cover its own bytes) dropped. */
+export function withoutReceipt(value: PyValue): PyValue {
   if (!isPyObject(value) || !('receipt' in value)) return value
   const { receipt: _dropped, ...rest } = value
   return rest
@@ -59,6 +71,33 @@ export async function verifyA2AReceipt(receipt: unknown, response: string | Uint
     if (!found.ok) return { parsed: true, ok: false, failures: [`receipt kid '${parsed.receipt.kid}' is not in the JWKS: ${found.detail}`], verifiedKeyId: null, keyPinned: true, recomputedContentHash: null }
     trustedJwk = { ...found.jwk }
   }
-  const verdict = await verifyReceipt(parsed.receipt, withoutReceipt(responseValue), { verifyEd25519, ...(trustedJwk !== undefined && { trustedJwk }) })
+  const verdict = await verifyReceipt(parsed.receipt, withoutReceipt(responseValue), { verifyEd25519: ed25519Verifier, ...(trustedJwk !== undefined && { trustedJwk }) })
   return { parsed: true, ...verdict }
+}
+
+/** Pin the receipt signer: the node's JWKS (`/.well-known/agent.json/keys`), or one JWK. */
+export type ReceiptTrust = { readonly jwks: unknown; readonly trustedJwk?: never } | { readonly trustedJwk: Readonly<Record<string, unknown>>; readonly jwks?: never }
+
+/**
+ * Verifies the receipt carried by an A2A task response, offline, against the exact response bytes: the content
+ * hash, the spine entry, and the Ed25519 head signature under a pinned key (kid, key_id and the JWK's kid must
+ * agree). A response without a receipt is unattested and fails. Never throws on bad data.
+ *
+ * Give it the send's 201 response or a finished task's response: a task still in progress is read with its
+ * acceptance receipt (`Bernstein-Attestation: acceptance`), which covers the 201 body, not the body it comes with.
+ *
+ * @example
+ * const jwks = await (await fetch(`${base}/.well-known/agent.json/keys`)).json()
+ * const verdict = await verifyTaskReceipt(result.responseText, { jwks })
+ * if (!verdict.ok) console.error(verdict.parsed ? verdict.failures : verdict.error)
+ */
+export async function verifyTaskReceipt(responseText: string, trust: ReceiptTrust): Promise<A2AReceiptResult> {
+  let receipt: unknown
+  try {
+    receipt = (JSON.parse(responseText) as { receipt?: unknown } | null)?.receipt
+  } catch (error) {
+    return { parsed: false, ok: false, error: `could not parse response: ${(error as Error).message}` }
+  }
+  if (receipt === undefined || receipt === null) return { parsed: false, ok: false, error: 'the response carries no receipt (unattested)' }
+  return verifyA2AReceipt(receipt, responseText, trust.trustedJwk !== undefined ? { trustedJwk: trust.trustedJwk } : { jwks: trust.jwks })
 }

@@ -1,6 +1,7 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { constantTimeEqual } from '../crypto/constant-time.js'
 import { AppError } from '../errors.js'
-import type { TokenIdentity } from '../http/caller.js'
+import type { TokenIdentity } from './caller.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import type { ApiToken, TokenRole } from './api-token.js'
@@ -67,7 +68,7 @@ export class TokenService {
     if (!token) return null
     const expected = Buffer.from(token.secretHash, 'hex')
     const actual = Buffer.from(hashSecret(match[2] as string), 'hex')
-    if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return null
+    if (!constantTimeEqual(expected, actual)) return null
     const now = this.#clock.now()
     if (token.revokedAt !== null || (token.expiresAt !== null && now >= token.expiresAt)) return null
     return { role: token.role, tokenId: token.id, tenantId: token.role === 'agent' ? (token.tenantId ?? 'default') : token.tenantId }

@@ -1,17 +1,10 @@
+/**
+ * UTF-8 as Python's strict codec reads it: where bytes stop being UTF-8 and the error text CPython gives for it,
+ * and the one strict decoder every reader of untrusted bytes uses.
+ *
+ * @module
+ */
 import { isUtf8 } from 'node:buffer'
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { RequestHandler } from 'express'
-import { AppError } from '../errors.js'
-import { LONE_SURROGATE_MESSAGE, findLoneSurrogate } from '../unicode.js'
-
-/** Rejects a parsed JSON body that carries a lone surrogate: 422, before anything is validated or stored. */
-export function rejectLoneSurrogates(): RequestHandler {
-  return (req, _res, next) => {
-    const at = req.body === undefined ? null : findLoneSurrogate(req.body)
-    if (at) throw new AppError('validation_failed', LONE_SURROGATE_MESSAGE, { issues: [{ loc: ['body', ...at], msg: LONE_SURROGATE_MESSAGE, type: 'string_unicode' }] })
-    next()
-  }
-}
 
 /** Where and why bytes stop being UTF-8, as CPython's strict `utf-8` codec reports it. */
 export interface Utf8Fault {
@@ -83,39 +76,18 @@ export function pythonUtf8DecodeText(bytes: Uint8Array, fault: Utf8Fault): strin
   return `'utf-8' codec can't decode bytes in position ${fault.start}-${fault.end - 1}: ${fault.reason}`
 }
 
-/** body-parser's `verify(req, res, buf, encoding)` option; a throw refuses the body before it is decoded. */
-export type BodyVerifier = (req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: string) => void
+/** Stateless (no `stream`), so one instance of each serves every call. */
+const STRICT_KEEPING_BOM = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+const STRICT_DROPPING_BOM = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * A body-parser `verify` function that refuses a body whose bytes are not UTF-8, whatever charset it declares (the
- * caller decides about the charset: JSON refuses any other, `/a2a/v0/tasks` reads its bytes as UTF-8 regardless).
- * body-parser would otherwise decode it with U+FFFD in place of every bad sequence, silently changing what the
- * client sent (RFC 8259 §8.1: JSON exchanged between systems is UTF-8). It sees the bytes after any
- * Content-Encoding is undone. The AppError it throws reaches the error handler as is (body-parser only adds
- * properties to it), so `refuse` decides the answer.
+ * `bytes` decoded as UTF-8, strictly: ill-formed bytes throw instead of becoming U+FFFD, which would silently
+ * change what was signed or hashed. A leading byte order mark stays in the text as U+FEFF, as Python's `utf-8`
+ * codec keeps it, unless `dropBom` (what `TextDecoder` does by default, and Python's `utf-8-sig`).
+ *
+ * @throws TypeError when the bytes are not UTF-8.
+ * @example decodeUtf8Strict(await readFile(path))
  */
-export function requireUtf8(refuse: (fault: Utf8Fault, bytes: Buffer) => AppError): BodyVerifier {
-  return (_req, _res, buf) => {
-    // A byte order mark is dropped before decoding (by body-parser, and by Python's utf-8-sig), so offsets start after it.
-    const body = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? buf.subarray(3) : buf
-    const fault = findUtf8Fault(body)
-    if (fault) throw refuse(fault, body)
-  }
-}
-
-const utf8Json: BodyVerifier = requireUtf8(
-  (fault) => new AppError('validation_failed', 'JSON decode error', { issues: [{ loc: ['body', fault.charOffset], msg: 'JSON decode error', type: 'json_invalid' }] }),
-)
-
-/**
- * For `express.json({ verify })`: JSON bodies are UTF-8 (RFC 8259 §8.1). Another declared charset is refused with
- * 415 (body-parser would decode any `utf-*`, UTF-7 and UTF-16 included, which lets a body say `<` without the byte),
- * and bytes that are not UTF-8 are malformed JSON, the contract's 422 `json_invalid` located at the character
- * offset where decoding fails, like any other.
- */
-export const requireUtf8Json: BodyVerifier = (req, res, buf, encoding) => {
-  if (!/^utf-?8$/i.test(String(encoding))) {
-    throw new AppError('unsupported_media_type', `unsupported charset "${String(encoding).toUpperCase()}": JSON bodies are UTF-8`)
-  }
-  utf8Json(req, res, buf, encoding)
+export function decodeUtf8Strict(bytes: Uint8Array, options?: { readonly dropBom?: boolean }): string {
+  return (options?.dropBom === true ? STRICT_DROPPING_BOM : STRICT_KEEPING_BOM).decode(bytes)
 }

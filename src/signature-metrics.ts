@@ -1,7 +1,7 @@
 /**
  * Observation hooks for features that sign or verify. Features call these small methods and never import a
- * metrics library; the server plugs in the Prometheus implementation (`src/http/metrics.ts`), and everything else
- * gets the no-op default.
+ * metrics library; the server plugs in the Prometheus implementation (`src/http/prometheus-metrics.ts`), and
+ * everything else gets the no-op default.
  *
  * @module
  */

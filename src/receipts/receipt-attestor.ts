@@ -1,10 +1,10 @@
 import type { KeyObject } from 'node:crypto'
-import type { A2ATaskResponseBody, AttestationKind, Attestor } from '../a2a/attestation.js'
+import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestation.js'
 import { fromPyValue, toPyValue } from '../canonical/python-json.js'
 import { exportPublicJwk, signBytes } from '../crypto/ed25519.js'
 import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
-import { type Metrics, noMetrics } from '../metrics.js'
-import { buildReceipt, buildReceiptSpineRow, receiptToDict } from '../receipts/receipt.js'
+import { type Metrics, noMetrics } from '../signature-metrics.js'
+import { buildReceipt, buildReceiptSpineRow, receiptToDict } from './receipt.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
 

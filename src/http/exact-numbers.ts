@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http'
 import type { RequestHandler } from 'express'
 import { AppError, type ValidationIssue } from '../errors.js'
-import { type InexactNumberKind, OVERFLOW_MESSAGE, UNSAFE_INTEGER_MESSAGE, findInexactNumber, mayHoldInexactNumber } from '../json-numbers.js'
-import type { BodyVerifier } from './unicode.js'
+import { type InexactNumberKind, OVERFLOW_MESSAGE, UNSAFE_INTEGER_MESSAGE, findInexactNumber, mayHoldInexactNumber } from '../text/json-numbers.js'
+import type { BodyVerifier } from './utf8-guard.js'
 
 /**
  * The bytes of each JSON body, from body-parser's `verify` to {@link rejectInexactNumbers}, which releases them.

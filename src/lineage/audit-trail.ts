@@ -1,6 +1,6 @@
 import { parsePythonJson } from '../canonical/python-json.js'
-import { type CrossOrgBoundaryOptions, buildCrossOrgBoundaryEntry } from '../lineage/boundary.js'
-import type { LineageEnvelope } from '../lineage/envelope.js'
+import { type CrossOrgBoundaryOptions, buildCrossOrgBoundaryEntry } from './boundary.js'
+import type { LineageEnvelope } from './envelope.js'
 import {
   GENESIS_PREV_HASH,
   type TrackerActor,
@@ -10,7 +10,7 @@ import {
   signTrackerEntry,
   trackerEntryLine,
   uuid7Hex,
-} from '../lineage/tracker-entry.js'
+} from './tracker-entry.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
 import type { Task } from '../tasks/task.js'
@@ -21,7 +21,7 @@ export const TRACKER_AUDIT_CHAIN = 'tracker-audit'
 export const TRACKER_NAME = 'bernstein'
 
 /** A stored line back to an entry. Lines were written by us, so a parse failure means the database was altered. */
-export function parseTrackerLine(line: string): TrackerAuditEntry {
+export function parseStoredTrackerLine(line: string): TrackerAuditEntry {
   const parsed = parseTrackerEntry(parsePythonJson(line))
   if (!parsed.ok) throw new Error(`tracker-audit line does not parse: ${parsed.error}`)
   return parsed.entry

@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { codePointLength } from '../../src/unicode.js'
+import { codePointLength } from '../../../src/text/unicode.js'
 
 /** Python 3's `len()` of the same strings (`len("\U0001F600")` is 1, `len("\ud800")` is 1). */
 const CASES: readonly (readonly [string, { given: string; want: number }])[] = [

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type InexactNumber, findInexactNumber, inexactNumberKind, mayHoldInexactNumber } from '../../../src/json-numbers.js'
+import { type InexactNumber, findInexactNumber, inexactNumberKind, mayHoldInexactNumber } from '../../../src/text/json-numbers.js'
 import { fuzzSettings } from '../../helpers/fuzz.js'
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)

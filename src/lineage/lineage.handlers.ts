@@ -1,5 +1,5 @@
 import { pythonCanonical } from '../canonical/python-json.js'
-import { lineageEnvelopePayload } from '../lineage/envelope.js'
+import { lineageEnvelopePayload } from './envelope.js'
 import { type RouteDefinition, route } from '../http/route.js'
 import type { LineageService } from './lineage.service.js'
 

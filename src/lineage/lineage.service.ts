@@ -1,0 +1,118 @@
+import { AppError } from '../errors.js'
+import { type LineageEnvelope, wrapLineageChain } from './envelope.js'
+import { GENESIS_PREV_HASH, type TrackerAuditEntry, type TrackerAuditVerifyResult, TrackerAuditVerifier } from './tracker-audit.js'
+import type { ChainLine } from '../store/chain.repository.js'
+import type { Store } from '../store/store.js'
+import { decodeUtf8Strict } from '../text/utf8.js'
+import { TRACKER_AUDIT_CHAIN, parseStoredTrackerLine } from './audit-trail.js'
+
+export interface ChainPage {
+  readonly lines: readonly ChainLine[]
+  readonly nextCursor: string | null
+}
+
+/** Outcome of {@link LineageService.importJsonl}: how many entries were appended, or why none was. */
+export type ImportResult = { ok: true; imported: number } | { ok: false; error: string }
+
+/** Thrown inside the import's transaction to roll it back; its message is the verifier's failure text. */
+class ImportRefused extends Error {}
+
+/** The node's tracker-audit chain: pages, entries, envelopes, verification, export and import. */
+export class LineageService {
+  readonly #store: Store
+  readonly #key: Uint8Array | null
+  readonly #issuer: string
+
+  /** `key` is the operator HMAC key; null for a reader that neither verifies nor imports (it needs no key file). */
+  constructor(store: Store, key: Uint8Array | null, issuer: string) {
+    this.#store = store
+    this.#key = key
+    this.#issuer = issuer
+  }
+
+  get issuer(): string {
+    return this.#issuer
+  }
+
+  async page(input: { ticketId?: string; limit: number; cursor?: string }): Promise<ChainPage> {
+    let after = 0
+    if (input.cursor !== undefined) {
+      if (!/^\d{1,12}$/.test(input.cursor)) {
+        throw new AppError('validation_failed', 'invalid cursor', { issues: [{ loc: ['query', 'cursor'], msg: 'Invalid pagination cursor', type: 'value_error' }] })
+      }
+      after = Number(input.cursor)
+    }
+    const rows = await this.#store.repos.chains.list({
+      chain: TRACKER_AUDIT_CHAIN,
+      afterPosition: after,
+      limit: input.limit + 1,
+      ...(input.ticketId !== undefined && { ticketId: input.ticketId }),
+    })
+    const lines = rows.slice(0, input.limit)
+    const last = lines[lines.length - 1]
+    return { lines, nextCursor: rows.length > input.limit && last ? String(last.position) : null }
+  }
+
+  /** The stored entries of one ticket (or all), in chain order. */
+  async entries(ticketId?: string): Promise<TrackerAuditEntry[]> {
+    const lines = await this.#store.repos.chains.list({ chain: TRACKER_AUDIT_CHAIN, ...(ticketId !== undefined && { ticketId }) })
+    return lines.map((l) => parseStoredTrackerLine(l.line))
+  }
+
+  /** The `bernstein.lineage_v2` envelope of one ticket's entries (or all), issued as this node. */
+  async envelope(ticketId?: string): Promise<LineageEnvelope> {
+    return wrapLineageChain(await this.entries(ticketId), { sourceIssuer: this.#issuer, ...(ticketId !== undefined && { ticketId }) })
+  }
+
+  /** Walks the whole chain in pages under the operator key; stops at the first failure with Bernstein's text. */
+  async verify(): Promise<TrackerAuditVerifyResult> {
+    const verifier = new TrackerAuditVerifier(this.#requireKey())
+    for await (const line of this.#store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) {
+      if (verifier.push(line.line) !== null) break
+    }
+    return verifier.result()
+  }
+
+  /** The chain as Bernstein's JSONL file: every line followed by `\n`. */
+  async *exportJsonl(): AsyncGenerator<string> {
+    for await (const line of this.#store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) yield line.line + '\n'
+  }
+
+  /**
+   * Appends a Bernstein JSONL log (its physical lines, as `readByteLines` gives them) to the chain, all or nothing:
+   * the log must verify under the operator key as a continuation of the stored chain, its first entry linking to
+   * the head. A failure is the verifier's text, and nothing is appended.
+   */
+  async importJsonl(lines: AsyncIterable<Uint8Array>): Promise<ImportResult> {
+    const key = this.#requireKey()
+    try {
+      const imported = await this.#store.transaction(async (repos) => {
+        let head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
+        // Verify as a continuation of the stored chain: the first line must link to our head.
+        const verifier = new TrackerAuditVerifier(key, { prevEntryHash: head.headHash })
+        let count = 0
+        for await (const raw of lines) {
+          const failure = verifier.push(raw)
+          // Throwing rolls back every line appended so far: an import is all or nothing.
+          if (failure !== null) throw new ImportRefused(failure)
+          const text = decodeUtf8Strict(raw).trim()
+          if (text === '') continue
+          const entry = parseStoredTrackerLine(text)
+          await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })
+          head = { headHash: entry.entry_hash, length: head.length + 1 }
+          count += 1
+        }
+        return count
+      })
+      return { ok: true, imported }
+    } catch (error) {
+      if (error instanceof ImportRefused) return { ok: false, error: error.message }
+      throw error
+    }
+  }
+
+  #requireKey(): Uint8Array {
+    if (this.#key === null) throw new TypeError('this LineageService was built without the operator key')
+    return this.#key
+  }
+}
