@@ -3,7 +3,7 @@ import { type ApiClient, createApiClient } from '../client/index.js'
 import { AppError } from '../errors.js'
 import { PeerAnswer, PeerUnreachable } from './peer-fetch.js'
 
-/** A peer's root URL without trailing slashes; anything but an absolute http(s) URL is bad input. */
+/** A peer's root URL without trailing slashes; anything but an absolute http(s) URL without credentials is bad input. */
 export function normalisePeerUrl(url: string): string {
   let parsed: URL
   try {
@@ -12,6 +12,8 @@ export function normalisePeerUrl(url: string): string {
     throw new AppError('invalid_request', `peer URL '${url}' is not an absolute http(s) URL`)
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new AppError('invalid_request', `peer URL '${url}' is not http(s)`)
+  // fetch refuses such a URL on every attempt; the URL is not echoed, since it holds a secret.
+  if (parsed.username !== '' || parsed.password !== '') throw new AppError('invalid_request', 'a peer URL cannot carry credentials (user:password@); pass the peer token instead')
   return url.replace(/\/+$/, '')
 }
 
