@@ -8,16 +8,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import type { PyValue } from '../canonical/python-json.js'
+import type { Schema } from '../contract.js'
 import { GENESIS_PREV_HASH, parseTrackerEntry, sha256Prefixed, trackerSigningPayload } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
 import { readCanonicalTrackerLine } from './tracker-fast-path.js'
 
 /** Outcome of verifying a log: `entries` counts the lines that verified before the first failure (if any). */
-export interface TrackerAuditVerifyResult {
-  ok: boolean
-  entries: number
-  failure: string | null
-}
+export type TrackerAuditVerifyResult = Schema<'ChainVerification'>
 
 /** A log line as text, or as the raw bytes read from disk (decoded strictly as UTF-8). */
 export type TrackerAuditLine = string | Uint8Array
