@@ -26,3 +26,13 @@ export type OperationResult<Id extends OperationId> = {
     readonly headers?: Readonly<Record<string, string>>
   }
 }[keyof Op<Id>['responses'] & number]
+
+/**
+ * A const list of every member of a contract enum, no more and no fewer: the compiler refuses the list otherwise,
+ * so a status added to or dropped from `openapi.yaml` is a compile error where the list lives.
+ *
+ * @example export const TASK_STATUSES = everyMember<Schema<'TaskStatus'>>()(['planned', 'open', …])
+ */
+export function everyMember<Union extends string>() {
+  return <const List extends readonly Union[]>(list: List & ([Union] extends [List[number]] ? unknown : { missing: Exclude<Union, List[number]> })): List => list
+}

@@ -1,3 +1,5 @@
+import type { Schema } from './contract.js'
+
 /**
  * Errors are data: a stable `code` callers branch on, the `detail` text clients see, and optional extra fields.
  * HTTP statuses for these codes live in one place, `src/http/problem.ts`; the domain never names a status.
@@ -23,12 +25,8 @@ export type ErrorCode =
   | 'unavailable'
   | 'internal'
 
-/** One FastAPI-style validation item: `{loc, msg, type}`. */
-export interface ValidationIssue {
-  readonly loc: readonly (string | number)[]
-  readonly msg: string
-  readonly type: string
-}
+/** One FastAPI-style validation item `{loc, msg, type}`: the contract's `ValidationError` without its optional `input` and `ctx`. */
+export type ValidationIssue = Readonly<Pick<Schema<'ValidationError'>, 'msg' | 'type'>> & { readonly loc: Readonly<Schema<'ValidationError'>['loc']> }
 
 export interface AppErrorOptions {
   /** Extra top-level body fields (e.g. `bucket`, `required_permission`). */

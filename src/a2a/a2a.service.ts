@@ -1,3 +1,4 @@
+import type { Schema } from '../contract.js'
 import { a2aTaskNotFound, taskNotFound } from '../errors.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { Repositories, Store } from '../store/store.js'
@@ -16,14 +17,8 @@ export interface A2ATaskView {
   readonly attestation: AttestationKind | 'none'
 }
 
-export interface LegacyAgentCard {
-  readonly name: string
-  readonly description: string
-  readonly capabilities: readonly string[]
-  readonly protocol_version: string
-  readonly endpoint: string
-  readonly provider: string
-}
+/** Bernstein's v0.1 agent card (`GET /a2a/agent-card`). */
+export type LegacyAgentCard = Readonly<Schema<'A2AAgentCardResponse'>>
 
 export interface A2AServiceDeps {
   readonly store: Store

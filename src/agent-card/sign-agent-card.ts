@@ -7,21 +7,21 @@
  */
 import type { KeyObject } from 'node:crypto'
 import { jcs } from '../canonical/jcs.js'
+import type { Schema } from '../contract.js'
 import { signDetachedJws } from '../crypto/detached-jws.js'
 
-export const AGENT_CARD_TYP = 'agent-card+jws'
+export const AGENT_CARD_TYP = 'agent-card+jws' satisfies AgentCardSignature['typ']
 
 /** One entry of `signatures`. */
-export interface AgentCardSignature {
-  kid: string
-  alg: 'EdDSA'
-  typ: typeof AGENT_CARD_TYP
-  jws: string
-}
+export type AgentCardSignature = Schema<'AgentCardSignature'>
 
 /** The card payload: plain JSON data (Bernstein's own shape, §6.2), without `signatures`. */
 export type AgentCardPayload = { [member: string]: unknown }
 
+/**
+ * Any signed payload, not only the contract's `SignedAgentCard` (which is one of them, the card this node serves):
+ * signing and verification work on whatever members a card has, Bernstein's vectors and other nodes' cards included.
+ */
 export type SignedAgentCard = AgentCardPayload & { signatures: AgentCardSignature[] }
 
 export interface SignAgentCardOptions {

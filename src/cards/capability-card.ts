@@ -10,6 +10,7 @@
  */
 import { jcsNumber, jcsString } from '../canonical/jcs.js'
 import { pythonRepr } from '../canonical/python-json.js'
+import type { Schema } from '../contract.js'
 import { type DetachedJwsDecoded, decodeDetachedJws } from '../crypto/detached-jws.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
 
@@ -17,37 +18,23 @@ import { keyFingerprint } from '../crypto/fingerprint.js'
 export const CAPABILITY_CARD_TYP = 'a2a-capability+jws'
 export const CAPABILITY_CARD_SCHEMA_VERSION = '1'
 
-/** `policies` of a card: what the issuer promises to enforce. */
-export interface CardPolicies {
-  /** USD; a Python float on disk. */
-  cost_cap_usd: number
-  redaction_tier: string
-  sandbox_profile: string
-}
+/**
+ * The signed body, exactly the ten fields Bernstein signs: `public_key_pem` is the SPKI PEM of the Ed25519 key that
+ * signs the card, `created_at` and `expires_at` are Unix seconds (Python floats on disk; `expires_at` 0 never
+ * expires). Wider than the contract's `CapabilityCardBody` in one field: the parser accepts only `"1"`, but signing
+ * bytes and verification take any `schema_version`, so that a card changed after parsing fails verification.
+ */
+export type CapabilityCardBody = Omit<Schema<'CapabilityCardBody'>, 'schema_version'> & { schema_version: string }
 
-/** The signed body, exactly the ten fields Bernstein signs. */
-export interface CapabilityCardBody {
-  schema_version: string
-  issuer: string
-  name: string
-  description: string
-  advertised_tools: string[]
-  policies: CardPolicies
-  /** SPKI PEM of the Ed25519 key that signs this card. */
-  public_key_pem: string
-  kid: string
-  /** Unix seconds (a Python float on disk). */
-  created_at: number
-  /** Unix seconds; `0` means the card never expires. */
-  expires_at: number
-}
+/** `policies` of a card: what the issuer promises to enforce (`cost_cap_usd` in USD, a Python float on disk). */
+export type CardPolicies = CapabilityCardBody['policies']
 
-/** A card with its detached JWS, as in the card file `{"alg", "card", "signature"}` (§5.3). */
-export interface SignedCapabilityCard {
-  alg: string
-  card: CapabilityCardBody
-  signature: string
-}
+/**
+ * A card with its detached JWS, as in the card file `{"alg", "card", "signature"}` (§5.3). Wider than the
+ * contract's `SignedCapabilityCard`, which describes the card this node serves: a peer's card may name another
+ * `alg`, which parsing keeps for the verifier to refuse, and its body is the wider {@link CapabilityCardBody}.
+ */
+export type SignedCapabilityCard = Omit<Schema<'SignedCapabilityCard'>, 'alg' | 'card'> & { alg: string; card: CapabilityCardBody }
 
 /** A card that does not have the required shape; `message` is Bernstein's `ValueError` text where it has one. */
 export class CapabilityCardInvalid extends Error {

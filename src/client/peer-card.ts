@@ -1,7 +1,7 @@
 import { CapabilityCardInvalid } from '../cards/capability-card.js'
 import type { SignedCapabilityCard } from '../cards/capability-card.js'
 import { parseCardFile } from '../cards/card-file.js'
-import { consumePeerCard, PeerCardRejected, type PeerCardRejection } from '../cards/consume-peer-card.js'
+import { type ConsumePeerCardOptions, consumePeerCard, PeerCardRejected, type PeerCardRejection } from '../cards/consume-peer-card.js'
 import type { PolicyRequirements } from '../cards/policy-gate.js'
 import { createApiClient } from './api-client.js'
 
@@ -18,6 +18,8 @@ export interface FetchPeerCardOptions {
   readonly fetch?: typeof globalThis.fetch
   /** Unix seconds for the expiry check; defaults to now. */
   readonly now?: number
+  /** Told the card signature's verdict. */
+  readonly metrics?: ConsumePeerCardOptions['metrics']
 }
 
 export type PeerCardResult =
@@ -43,14 +45,15 @@ export type PeerCardResult =
  * if (!verdict.ok) throw new Error(`not delegating: ${verdict.reason}: ${verdict.detail}`)
  */
 export async function fetchAndVerifyPeerCard(baseUrl: string, options: FetchPeerCardOptions): Promise<PeerCardResult> {
-  const client = createApiClient({ baseUrl, ...(options.fetch && { fetch: options.fetch }) })
-  const { data, error, response } = await client.GET('/.well-known/a2a-capability-card.json', { parseAs: 'text' })
-  if (error !== undefined || data === undefined) {
+  const client = createApiClient({ baseUrl, ...(options.fetch && { fetch: options.fetch }), headers: { accept: 'application/json' } })
+  const { data, response } = await client.GET('/.well-known/a2a-capability-card.json', { parseAs: 'text' })
+  // The contract documents 200 alone; an empty 200 is a malformed card, not an HTTP failure.
+  if (response.status !== 200) {
     return { ok: false, reason: 'http', detail: `GET /.well-known/a2a-capability-card.json answered ${response.status}`, httpStatus: response.status }
   }
   let signed: SignedCapabilityCard
   try {
-    signed = parseCardFile(data)
+    signed = parseCardFile(data ?? '')
   } catch (cause) {
     if (!(cause instanceof CapabilityCardInvalid)) throw cause
     return { ok: false, reason: 'malformed', detail: cause.message, httpStatus: response.status }
@@ -61,6 +64,7 @@ export async function fetchAndVerifyPeerCard(baseUrl: string, options: FetchPeer
       requirements: options.requirements,
       ...(options.now !== undefined && { now: options.now }),
       ...(options.expectedIssuer !== undefined && { expectedIssuer: options.expectedIssuer }),
+      ...(options.metrics !== undefined && { metrics: options.metrics }),
     })
     return { ok: true, card: accepted.card, fingerprint: accepted.fingerprint }
   } catch (cause) {

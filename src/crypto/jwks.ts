@@ -6,21 +6,12 @@
  * @module
  */
 import type { KeyObject } from 'node:crypto'
+import type { Schema } from '../contract.js'
 import { exportPublicJwk, publicKeyFromJwk } from './ed25519.js'
 import { KeyRejected } from './key-rejected.js'
 
-export interface JwksKey {
-  kty: 'OKP'
-  crv: 'Ed25519'
-  alg: 'EdDSA'
-  use: 'sig'
-  kid: string
-  x: string
-}
-
-export interface Jwks {
-  keys: JwksKey[]
-}
+export type JwksKey = Schema<'Jwk'>
+export type Jwks = Schema<'Jwks'>
 
 export type JwksLookup =
   | { ok: true; jwk: JwksKey; publicKey: KeyObject }

@@ -1,4 +1,5 @@
 import { UNRECOGNISED_DECODE_MESSAGE, jsonNestingOverflow, parsePythonJson, pythonJsonDecodeText } from '../canonical/python-json.js'
+import type { Schema } from '../contract.js'
 import { AppError } from '../errors.js'
 import { LONE_SURROGATE_MESSAGE, codePointLength, findLoneSurrogate } from '../text/unicode.js'
 import type { Clock, Ids } from '../runtime.js'
@@ -6,13 +7,11 @@ import type { Repositories, Store } from '../store/store.js'
 import type { A2AService } from '../a2a/a2a.service.js'
 import type { FederatedInbound, InboundKey } from '../a2a/a2a-task.js'
 
-/** The v0.1 agent card a delegating peer sends about itself. */
-export interface SenderCard {
-  readonly name: string
-  readonly description: string
-  readonly capabilities: readonly string[]
-  readonly endpoint: string
-}
+/**
+ * The v0.1 agent card a delegating peer sends about itself: the members of Bernstein's `AgentCard` (the contract's
+ * `A2AAgentCardResponse`) that delivery reads.
+ */
+export type SenderCard = Readonly<Pick<Schema<'A2AAgentCardResponse'>, 'name' | 'description' | 'capabilities' | 'endpoint'>>
 
 export interface InboundTaskRequest {
   readonly sender: SenderCard
@@ -25,6 +24,7 @@ export interface InboundTaskRequest {
   readonly raw: string
 }
 
+/** The 202 answer, which the handler returns as the contract's response (so the compiler checks it there), and whether it is new. */
 export interface InboundAccepted {
   readonly id: string
   readonly remote_task_id: string

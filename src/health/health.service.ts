@@ -1,17 +1,8 @@
+import type { Schema } from '../contract.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
 
-export interface HealthReport {
-  readonly status: 'ok' | 'degraded'
-  readonly uptime_s: number
-  readonly task_count: number
-  readonly agent_count: number
-  readonly task_queue_depth: number
-  readonly memory_mb: number
-  readonly restart_count: number
-  readonly is_readonly: boolean
-  readonly components: Record<string, string>
-}
+export type HealthReport = Readonly<Schema<'HealthResponse'>>
 
 export interface Readiness {
   readonly ready: boolean

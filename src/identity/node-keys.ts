@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { type KeyName, listArchivedKeys, loadOrCreateKey } from '../crypto/key-files.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
-import { type JwksKey, jwksEntry } from '../crypto/jwks.js'
+import { type Jwks, type JwksKey, jwksEntry } from '../crypto/jwks.js'
 
 /** A signing key with the `kid` it is published under. */
 export interface NodeKey {
@@ -47,6 +47,6 @@ export async function loadNodeKeys(dataDir: string, now: Date = new Date()): Pro
 }
 
 /** The published JWKS: the current agent-card and receipt keys first, then archived ones. */
-export function nodeJwks(keys: NodeKeys): { keys: JwksKey[] } {
+export function nodeJwks(keys: NodeKeys): Jwks {
   return { keys: [jwksEntry(keys.agentCard.publicKey, keys.agentCard.kid), jwksEntry(keys.receipt.publicKey, keys.receipt.kid), ...keys.archived] }
 }

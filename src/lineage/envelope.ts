@@ -6,6 +6,7 @@
  */
 import { isPyInt, isPyObject, PyFloat, pythonCanonicalBytes, pythonRepr, pythonTypeName } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import type { Schema } from '../contract.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import {
   GENESIS_PREV_HASH,
@@ -20,15 +21,16 @@ import type { TrackerAuditEntry } from './tracker-entry.js'
 export const LINEAGE_ENVELOPE_FIELD = 'bernstein.lineage_v2'
 
 /** Envelope schema version written by {@link wrapLineageChain}. */
-export const LINEAGE_ENVELOPE_SCHEMA_VERSION = 1
+export const LINEAGE_ENVELOPE_SCHEMA_VERSION = 1 satisfies Schema<'LineageEnvelope'>['schema_version']
 
-/** A parsed or freshly wrapped envelope. */
-export interface LineageEnvelope {
+/**
+ * A parsed or freshly wrapped envelope: `source_issuer` is the issuer id from the sender's capability card (not
+ * verified by Bernstein on import), `chain_digest` is `sha256:` over the canonical bytes of each entry followed by
+ * `\n`. It differs from the contract's `LineageEnvelope` in two fields: an imported envelope keeps whatever integer
+ * `schema_version` it carries (Bernstein applies `int()` without checking it), and its entries are parsed.
+ */
+export type LineageEnvelope = Omit<Schema<'LineageEnvelope'>, 'schema_version' | 'entries'> & {
   schema_version: number
-  /** Issuer id from the sender's capability card (not verified by Bernstein on import). */
-  source_issuer: string
-  /** `sha256:` over the canonical bytes of each entry followed by `\n`. */
-  chain_digest: string
   entries: TrackerAuditEntry[]
 }
 

@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import type { PyValue } from '../canonical/python-json.js'
+import type { Schema } from '../contract.js'
 import { constantTimeEqual } from '../crypto/constant-time.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
@@ -16,11 +17,7 @@ import type { TrackerAuditEntry } from './tracker-entry.js'
 import { readCanonicalTrackerLine } from './tracker-fast-path.js'
 
 /** Outcome of verifying a log: `entries` counts the lines that verified before the first failure (if any). */
-export interface TrackerAuditVerifyResult {
-  ok: boolean
-  entries: number
-  failure: string | null
-}
+export type TrackerAuditVerifyResult = Schema<'ChainVerification'>
 
 /** A log line as text, or as the raw bytes read from disk (decoded strictly as UTF-8). */
 export type TrackerAuditLine = string | Uint8Array

@@ -1,16 +1,8 @@
+import type { Schema } from '../contract.js'
 import type { Repositories } from '../store/store.js'
 
 /** The A2A task response exactly as served, without `receipt`: what a receipt attests. */
-export interface A2ATaskResponseBody {
-  readonly id: string
-  readonly bernstein_task_id: string | null
-  readonly sender: string
-  readonly message: string
-  readonly status: string
-  readonly artifacts: readonly { readonly name: string; readonly content_type: string; readonly data: string; readonly created_at: number }[]
-  readonly created_at: number
-  readonly updated_at: number
-}
+export type A2ATaskResponseBody = Readonly<Omit<Schema<'A2ATaskResponse'>, 'receipt'>>
 
 export type AttestationKind = 'acceptance' | 'completion'
 

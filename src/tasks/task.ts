@@ -1,6 +1,8 @@
+import { type Schema, everyMember } from '../contract.js'
 import { AppError } from '../errors.js'
 
-export const TASK_STATUSES = [
+export type TaskStatus = Schema<'TaskStatus'>
+export const TASK_STATUSES = everyMember<TaskStatus>()([
   'planned',
   'open',
   'claimed',
@@ -13,18 +15,13 @@ export const TASK_STATUSES = [
   'cancelled',
   'orphaned',
   'pending_approval',
-] as const
-export type TaskStatus = (typeof TASK_STATUSES)[number]
+])
 
-export type TaskScope = 'small' | 'medium' | 'large'
-export type TaskComplexity = 'low' | 'medium' | 'high'
-export type TaskType = 'standard' | 'upgrade_proposal' | 'fix' | 'research'
+export type TaskScope = Schema<'Task'>['scope']
+export type TaskComplexity = Schema<'Task'>['complexity']
+export type TaskType = Schema<'Task'>['task_type']
 
-export interface ProgressEntry {
-  readonly timestamp: number
-  readonly message: string
-  readonly percent: number
-}
+export type ProgressEntry = Readonly<Schema<'ProgressEntry'>>
 
 /** A Bernstein task (v1.9.3 `core/tasks/models.py`), as the domain sees it. Times are Unix seconds (floats). */
 export interface Task {

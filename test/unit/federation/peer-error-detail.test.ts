@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { peerErrorDetail } from '../../../src/federation/delegation.service.js'
+import { peerErrorDetail } from '../../../src/federation/peer-client.js'
 
 describe('peerErrorDetail', () => {
   it('keeps a string detail, else the text', () => {

@@ -1,0 +1,99 @@
+/** How outbound calls to a peer are retried (Bernstein: 3 attempts, backoff 0.25·2^(n-1) s; 10 s / 30 s timeouts). */
+export interface RetryPolicy {
+  readonly maxAttempts: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  /** Per attempt, connection and response together. */
+  readonly timeoutMs: number
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 10_000, timeoutMs: 30_000 })
+
+/** Statuses worth retrying: the peer is overloaded or the request timed out; anything else is its answer. */
+export function isRetryableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 425 || status === 429
+}
+
+/** `Retry-After` as milliseconds (delta-seconds or an HTTP date), or null when absent or unusable. */
+export function retryAfterMs(header: string | null, nowMs: number): number | null {
+  if (header === null || header.trim() === '') return null
+  const trimmed = header.trim()
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
+  const date = Date.parse(trimmed)
+  return Number.isNaN(date) ? null : Math.max(0, date - nowMs)
+}
+
+/** Every attempt failed without an answer (connection error or timeout); `message` says how the last one failed. */
+export class PeerUnreachable extends Error {
+  readonly attempts: number
+
+  constructor(message: string, attempts: number) {
+    super(message)
+    this.name = 'PeerUnreachable'
+    this.attempts = attempts
+  }
+}
+
+/**
+ * A peer's answer, read whole within its attempt (a body cut short by the timeout is retried like a lost
+ * connection). `bodyText` keeps its exact text, which openapi-fetch parses away on error statuses.
+ */
+export class PeerAnswer extends Response {
+  readonly bodyText: string
+
+  constructor(text: string, from: Response) {
+    // Statuses without a body cannot be given one, not even an empty one.
+    super(NULL_BODY_STATUSES.has(from.status) ? null : text, { status: from.status, statusText: from.statusText, headers: from.headers })
+    this.bodyText = text
+  }
+}
+
+const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([204, 205, 304])
+
+export interface PeerFetchDeps {
+  /** The fetch that reaches the network (injected in tests). */
+  readonly fetch: typeof globalThis.fetch
+  readonly sleep: (ms: number) => Promise<void>
+  readonly policy: RetryPolicy
+  /** Called before each attempt (the delegation ledger counts delivery attempts). */
+  readonly onAttempt?: (attempt: number) => Promise<void> | void
+}
+
+/**
+ * A `fetch` for talking to peers, given to the typed client: one logical request with bounded retries and
+ * exponential backoff on connection errors, 5xx, 408, 425 and 429 (honouring `Retry-After`), each attempt under
+ * the policy's timeout and refusing redirects. Other statuses are returned at once: they are the peer's answer,
+ * as a {@link PeerAnswer}. When no attempt gets an answer it throws {@link PeerUnreachable}.
+ */
+export function peerFetch(deps: PeerFetchDeps): typeof globalThis.fetch {
+  return async (input, init) => {
+    const request = new Request(input, init)
+    const body = request.body === null ? undefined : await request.text()
+    const sent: RequestInit = { method: request.method, headers: Object.fromEntries(request.headers), ...(body !== undefined && { body }) }
+    let lastError = 'no attempt made'
+    for (let attempt = 1; attempt <= deps.policy.maxAttempts; attempt++) {
+      await deps.onAttempt?.(attempt)
+      let delay = Math.min(deps.policy.maxDelayMs, deps.policy.baseDelayMs * 2 ** (attempt - 1))
+      try {
+        const response = await deps.fetch(request.url, { ...sent, signal: AbortSignal.timeout(deps.policy.timeoutMs), redirect: 'error' })
+        const text = await response.text()
+        if (!isRetryableStatus(response.status) || attempt === deps.policy.maxAttempts) return new PeerAnswer(text, response)
+        lastError = `HTTP ${response.status}`
+        const hinted = retryAfterMs(response.headers.get('retry-after'), Date.now())
+        if (hinted !== null) delay = Math.min(Math.max(hinted, delay), 60_000)
+      } catch (error) {
+        lastError = describeNetworkError(error)
+        if (attempt === deps.policy.maxAttempts) throw new PeerUnreachable(lastError, attempt)
+      }
+      await deps.sleep(delay)
+    }
+    throw new PeerUnreachable(lastError, deps.policy.maxAttempts)
+  }
+}
+
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause
+  if (error.name === 'TimeoutError') return 'timed out'
+  return cause?.code ? `${error.message} (${cause.code})` : (cause?.message ?? error.message)
+}
