@@ -1179,27 +1179,27 @@ export interface components {
          * @example {
          *       "alg": "EdDSA",
          *       "card": {
-         *         "schema_version": "1",
-         *         "issuer": "acme-orch",
-         *         "name": "bernstein-orchestrator",
-         *         "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
          *         "advertised_tools": [
          *           "task_orchestration",
          *           "agent_spawning",
          *           "code_review",
          *           "a2a_message"
          *         ],
+         *         "created_at": 1796157290,
+         *         "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
+         *         "expires_at": 1796243690,
+         *         "issuer": "acme-orch",
+         *         "kid": "a2a-acme-orch",
+         *         "name": "bernstein-orchestrator",
          *         "policies": {
          *           "cost_cap_usd": 12.5,
          *           "redaction_tier": "standard",
          *           "sandbox_profile": "container"
          *         },
-         *         "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA90A0/tCdrPN5UVRVSLJS0tPKdczaFdzRhoeYtlC1hjw=\n-----END PUBLIC KEY-----\n",
-         *         "kid": "a2a-acme-orch",
-         *         "created_at": 1796015123,
-         *         "expires_at": 1796101523
+         *         "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA6/h1FiyV325kP2cVAGq0uoi7/JpQv9DvCqnZ1j1AV+U=\n-----END PUBLIC KEY-----\n",
+         *         "schema_version": "1"
          *       },
-         *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6ImEyYS1hY21lLW9yY2giLCJ0eXAiOiJhMmEtY2FwYWJpbGl0eStqd3MifQ..4c3gUJ366g60IodMsKgVkP01Qd5iUm-KQ_-34eiQtCkonMaW5TWzcQ6qTli2LaIoMc8mZ_hsA7D_0ZoYNWybDg"
+         *       "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6ImEyYS1hY21lLW9yY2giLCJ0eXAiOiJhMmEtY2FwYWJpbGl0eStqd3MifQ..9stanr_ymiCAX2yo2hx9LVuBCZyRl7QUie6IZlfb2yLlzDvwJ5Bv9G8Dc2eQJDehcHHFDtZQVCPXf37p12Y3Dg"
          *     }
          */
         SignedCapabilityCard: {
@@ -1217,6 +1217,169 @@ export interface components {
             typ: "agent-card+jws";
             jws: string;
         };
+        /**
+         * @example {
+         *       "authentication": {
+         *         "description": "Authorization: Bearer <token> on every other path",
+         *         "publicPaths": [
+         *           "/health",
+         *           "/.well-known/agent.json",
+         *           "/.well-known/agent.json/keys",
+         *           "/.well-known/a2a-capability-card.json"
+         *         ],
+         *         "schemes": [
+         *           "Bearer"
+         *         ]
+         *       },
+         *       "capabilities": [
+         *         {
+         *           "description": "Create, claim and drive tasks through their lifecycle",
+         *           "name": "task-crud"
+         *         },
+         *         {
+         *           "description": "Accept delegated tasks from peers with signed receipts",
+         *           "name": "a2a-delegation"
+         *         },
+         *         {
+         *           "description": "Health and readiness probes",
+         *           "name": "status"
+         *         }
+         *       ],
+         *       "capabilityCard": {
+         *         "alg": "EdDSA",
+         *         "card": {
+         *           "advertised_tools": [
+         *             "task_orchestration",
+         *             "agent_spawning",
+         *             "code_review",
+         *             "a2a_message"
+         *           ],
+         *           "created_at": 1796157290,
+         *           "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
+         *           "expires_at": 1796243690,
+         *           "issuer": "acme-orch",
+         *           "kid": "a2a-acme-orch",
+         *           "name": "bernstein-orchestrator",
+         *           "policies": {
+         *             "cost_cap_usd": 12.5,
+         *             "redaction_tier": "standard",
+         *             "sandbox_profile": "container"
+         *           },
+         *           "public_key_pem": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA6/h1FiyV325kP2cVAGq0uoi7/JpQv9DvCqnZ1j1AV+U=\n-----END PUBLIC KEY-----\n",
+         *           "schema_version": "1"
+         *         },
+         *         "signature": "eyJhbGciOiJFZERTQSIsImtpZCI6ImEyYS1hY21lLW9yY2giLCJ0eXAiOiJhMmEtY2FwYWJpbGl0eStqd3MifQ..9stanr_ymiCAX2yo2hx9LVuBCZyRl7QUie6IZlfb2yLlzDvwJ5Bv9G8Dc2eQJDehcHHFDtZQVCPXf37p12Y3Dg"
+         *       },
+         *       "defaultInputModes": [
+         *         "text",
+         *         "application/json"
+         *       ],
+         *       "defaultOutputModes": [
+         *         "application/json"
+         *       ],
+         *       "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
+         *       "documentationUrl": "http://127.0.0.1:8052/docs",
+         *       "endpoints": [
+         *         {
+         *           "method": "POST",
+         *           "path": "/a2a/tasks/send",
+         *           "summary": "Send a task"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/a2a/tasks/{a2a_task_id}",
+         *           "summary": "Follow a task and collect its receipt"
+         *         },
+         *         {
+         *           "method": "POST",
+         *           "path": "/a2a/tasks/{a2a_task_id}/artifacts",
+         *           "summary": "Attach an artifact"
+         *         },
+         *         {
+         *           "method": "POST",
+         *           "path": "/a2a/message",
+         *           "summary": "Send a message into a task"
+         *         },
+         *         {
+         *           "method": "POST",
+         *           "path": "/a2a/v0/tasks",
+         *           "summary": "Delegate a task (federation)"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/a2a/agent-card",
+         *           "summary": "Legacy v0.1 agent card"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/.well-known/a2a-capability-card.json",
+         *           "summary": "Signed capability card"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/.well-known/agent.json/keys",
+         *           "summary": "JWKS (agent-card and receipt keys)"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/tasks",
+         *           "summary": "List tasks"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/health",
+         *           "summary": "Health"
+         *         },
+         *         {
+         *           "method": "GET",
+         *           "path": "/openapi.json",
+         *           "summary": "OpenAPI document"
+         *         }
+         *       ],
+         *       "name": "bernstein",
+         *       "protocolVersion": "1.0",
+         *       "securitySchemes": [
+         *         {
+         *           "description": "Operator or agent bearer token",
+         *           "id": "bearer-jwt",
+         *           "required": true,
+         *           "scheme": "Bearer",
+         *           "type": "http"
+         *         },
+         *         {
+         *           "description": "Mutual TLS at the deployment edge",
+         *           "id": "mtls",
+         *           "required": false,
+         *           "scheme": "mtls",
+         *           "type": "mutualTLS"
+         *         }
+         *       ],
+         *       "signatures": [
+         *         {
+         *           "alg": "EdDSA",
+         *           "jws": "eyJhbGciOiJFZERTQSIsImtpZCI6ImFnZW50LWJlcm5zdGVpbi1vcmNoZXN0cmF0b3ItZDRiNTAyYzYwNmY3ZWZjOCIsInR5cCI6ImFnZW50LWNhcmQrandzIn0..jKK3S7mIPY3A_rtNUIErrSL_qeHolKTkwEQR_UvUfouWxKkny7DjK7kq-HyWZSZy_s8loGsX0MDetIn8s-SHBw",
+         *           "kid": "agent-bernstein-orchestrator-d4b502c606f7efc8",
+         *           "typ": "agent-card+jws"
+         *         }
+         *       ],
+         *       "skills": [
+         *         {
+         *           "description": "Runs delegated coding tasks with an auditable lineage",
+         *           "id": "task-orchestration",
+         *           "name": "Task orchestration",
+         *           "tags": [
+         *             "orchestration",
+         *             "a2a"
+         *           ]
+         *         }
+         *       ],
+         *       "supportedInterfaces": [
+         *         "HTTP+JSON"
+         *       ],
+         *       "url": "http://127.0.0.1:8052",
+         *       "version": "0.1.0"
+         *     }
+         */
         SignedAgentCard: {
             /** @example bernstein */
             name: string;
@@ -1253,16 +1416,16 @@ export interface components {
          *           "crv": "Ed25519",
          *           "alg": "EdDSA",
          *           "use": "sig",
-         *           "kid": "agent-bernstein-orchestrator-4d9b1e3c5876f709",
-         *           "x": "KeV9gALZKebfG7U9fV5Ciy9raE3Gks-YayzZT9ScLRc"
+         *           "kid": "agent-bernstein-orchestrator-d4b502c606f7efc8",
+         *           "x": "HSq-4BQjUjFqpcHelUSHPkDyuDqtcVA2xshe9x6NTL4"
          *         },
          *         {
          *           "kty": "OKP",
          *           "crv": "Ed25519",
          *           "alg": "EdDSA",
          *           "use": "sig",
-         *           "kid": "a2a-server-lineage-e6fe2e4964e5c51c",
-         *           "x": "6i5nGTq4fxzoTZiPdZRQI97d_l5ezZXrzcMsQeVCgV8"
+         *           "kid": "a2a-server-lineage-46d286a9e5b07df7",
+         *           "x": "22c4tUYsmz9pmp62OcVuozIdFFBoxyCUM6UR6zx0A5Q"
          *         }
          *       ]
          *     }
@@ -1285,13 +1448,13 @@ export interface components {
          *       "entries": [
          *         {
          *           "position": 1,
-         *           "entry_hash": "sha256:fbce78c4225179f2e268a6f4655b14e2f91ec940cb13e35ff6ac5128a107c517",
-         *           "ticket_id": "bef02dc4d67a",
+         *           "entry_hash": "sha256:8eea48a9b1ed707004d56de5433c75f9d50cc669c9a4886a3c0ad30f1aa1a977",
+         *           "ticket_id": "b1c198d4f716",
          *           "tracker_name": "bernstein",
-         *           "line": "{\"action\":\"transition\",\"actor\":{\"model\":\"none\",\"role\":\"backend\",\"session_id\":\"peer-agent@globex\"},\"cost_usd\":0.0,\"entry_hash\":\"sha256:fbce78c4225179f2e268a6f4655b14e2f91ec940cb13e35ff6ac5128a107c517\",\"etag_after\":\"open@1\",\"etag_before\":null,\"failure_category\":null,\"failure_detail\":null,\"id\":\"01a22ad7dc417042ac67de00f92c327a\",\"idempotency_key\":\"bef02dc4d67a@1\",\"input_prompt_hash\":\"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"lifecycle_event_id\":null,\"output_blob_hash\":\"sha256:90199a88cb151e057517c57d7322f3246d20c3ba848d94687074e872ddd45dee\",\"prev_entry_hash\":\"sha256:0000000000000000000000000000000000000000000000000000000000000000\",\"schema_version\":1,\"signature\":\"f43a9712c8bd38becbd1e7deb4f5558feb22f0bf79dbceac93f1e8b6b4928f5f\",\"ticket_id\":\"bef02dc4d67a\",\"tokens_in\":0,\"tokens_out\":0,\"tracker_name\":\"bernstein\",\"ts_ns\":1796015119425916370}"
+         *           "line": "{\"action\":\"transition\",\"actor\":{\"model\":\"none\",\"role\":\"backend\",\"session_id\":\"peer-agent@globex\"},\"cost_usd\":0.0,\"entry_hash\":\"sha256:8eea48a9b1ed707004d56de5433c75f9d50cc669c9a4886a3c0ad30f1aa1a977\",\"etag_after\":\"open@1\",\"etag_before\":null,\"failure_category\":null,\"failure_detail\":null,\"id\":\"01a233513aa17d45b8524eba0d62e3d2\",\"idempotency_key\":\"b1c198d4f716@1\",\"input_prompt_hash\":\"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"lifecycle_event_id\":null,\"output_blob_hash\":\"sha256:eff4c4e931ee54dbe137353bd3c239fbdc8a5b9661e810785e5db182063cdcb3\",\"prev_entry_hash\":\"sha256:0000000000000000000000000000000000000000000000000000000000000000\",\"schema_version\":1,\"signature\":\"e3d2a0d2e6d05af52190647be9196f979ec5ecbdd735587dab53167e75916f45\",\"ticket_id\":\"b1c198d4f716\",\"tokens_in\":0,\"tokens_out\":0,\"tracker_name\":\"bernstein\",\"ts_ns\":1796157291169323737}"
          *         }
          *       ],
-         *       "next_cursor": "1"
+         *       "next_cursor": null
          *     }
          */
         TrackerAuditPage: {
@@ -1301,7 +1464,7 @@ export interface components {
         /**
          * @example {
          *       "ok": true,
-         *       "entries": 6,
+         *       "entries": 1,
          *       "failure": null
          *     }
          */
@@ -1313,9 +1476,7 @@ export interface components {
         };
         /**
          * @example {
-         *       "schema_version": 1,
-         *       "source_issuer": "acme-orch",
-         *       "chain_digest": "sha256:31c25988bc59cfe1a89944bb94510495cb3a3c9dae7da54535f835b481caa388",
+         *       "chain_digest": "sha256:ed15183d80ce812531ac792aab723fd47cbf5fe18742008818b7a5dde84fa680",
          *       "entries": [
          *         {
          *           "action": "transition",
@@ -1325,26 +1486,28 @@ export interface components {
          *             "session_id": "peer-agent@globex"
          *           },
          *           "cost_usd": 0,
-         *           "entry_hash": "sha256:fbce78c4225179f2e268a6f4655b14e2f91ec940cb13e35ff6ac5128a107c517",
+         *           "entry_hash": "sha256:8eea48a9b1ed707004d56de5433c75f9d50cc669c9a4886a3c0ad30f1aa1a977",
          *           "etag_after": "open@1",
          *           "etag_before": null,
          *           "failure_category": null,
          *           "failure_detail": null,
-         *           "id": "01a22ad7dc417042ac67de00f92c327a",
-         *           "idempotency_key": "bef02dc4d67a@1",
+         *           "id": "01a233513aa17d45b8524eba0d62e3d2",
+         *           "idempotency_key": "b1c198d4f716@1",
          *           "input_prompt_hash": "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
          *           "lifecycle_event_id": null,
-         *           "output_blob_hash": "sha256:90199a88cb151e057517c57d7322f3246d20c3ba848d94687074e872ddd45dee",
+         *           "output_blob_hash": "sha256:eff4c4e931ee54dbe137353bd3c239fbdc8a5b9661e810785e5db182063cdcb3",
          *           "prev_entry_hash": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
          *           "schema_version": 1,
-         *           "signature": "f43a9712c8bd38becbd1e7deb4f5558feb22f0bf79dbceac93f1e8b6b4928f5f",
-         *           "ticket_id": "bef02dc4d67a",
+         *           "signature": "e3d2a0d2e6d05af52190647be9196f979ec5ecbdd735587dab53167e75916f45",
+         *           "ticket_id": "b1c198d4f716",
          *           "tokens_in": 0,
          *           "tokens_out": 0,
          *           "tracker_name": "bernstein",
-         *           "ts_ns": 1796015119425916400
+         *           "ts_ns": 1796157291169323800
          *         }
-         *       ]
+         *       ],
+         *       "schema_version": 1,
+         *       "source_issuer": "acme-orch"
          *     }
          */
         LineageEnvelope: {
@@ -1381,15 +1544,15 @@ export interface components {
          * A2AMessageResponse
          * @description Serialized A2A message returned by Bernstein endpoints.
          * @example {
-         *       "id": "f911f7871127",
+         *       "id": "7887602db28f",
          *       "sender": "peer-agent@globex",
          *       "recipient": "bernstein",
          *       "content": "The flake only shows up under load",
-         *       "task_id": "bef02dc4d67a",
+         *       "task_id": "b1c198d4f716",
          *       "direction": "inbound",
          *       "delivered": true,
          *       "external_endpoint": null,
-         *       "created_at": 1796015122.624
+         *       "created_at": 1796157293.315
          *     }
          */
         A2AMessageResponse: {
@@ -1421,7 +1584,7 @@ export interface components {
          *     model.
          * @example {
          *       "name": "bernstein-orchestrator",
-         *       "description": "Bernstein, a deterministic orchestrator for CLI coding agents",
+         *       "description": "The open-source governance layer for AI agents, one git worktree per task",
          *       "capabilities": [
          *         "task_orchestration",
          *         "agent_spawning",
@@ -1454,7 +1617,7 @@ export interface components {
          *       "sender": "peer-agent@globex",
          *       "recipient": "bernstein",
          *       "content": "The flake only shows up under load",
-         *       "task_id": "bef02dc4d67a"
+         *       "task_id": "b1c198d4f716"
          *     }
          */
         A2AMessageRequest: {
@@ -1533,46 +1696,33 @@ export interface components {
          *     "unattested", which a caller should treat as unverified rather than
          *     trusted.
          * @example {
-         *       "id": "86f058fff939",
-         *       "bernstein_task_id": "bef02dc4d67a",
+         *       "id": "240c825e5873",
+         *       "bernstein_task_id": "b1c198d4f716",
          *       "sender": "peer-agent@globex",
          *       "message": "Fix the flaky login test in auth/login.spec.ts",
-         *       "status": "completed",
-         *       "artifacts": [
-         *         {
-         *           "name": "result",
-         *           "content_type": "text/plain",
-         *           "data": "fixed the race in login()",
-         *           "created_at": 1796015121.393
-         *         },
-         *         {
-         *           "name": "patch.diff",
-         *           "content_type": "text/x-diff",
-         *           "data": "--- a/auth/login.ts\n+++ b/auth/login.ts\n",
-         *           "created_at": 1796015122.045
-         *         }
-         *       ],
-         *       "created_at": 1796015119.401,
-         *       "updated_at": 1796015122.045,
+         *       "status": "submitted",
+         *       "artifacts": [],
+         *       "created_at": 1796157291.144,
+         *       "updated_at": 1796157291.144,
          *       "receipt": {
          *         "schema_version": 1,
-         *         "task_id": "86f058fff939",
-         *         "artefact_path": ".sdd/a2a/responses/86f058fff939.json",
-         *         "content_hash": "sha256:5660afb178940e1ceaaad1be7fa4e2ca18368e2a144ac468b7b2ff61eec3f2a6",
-         *         "entry_hash": "sha256:038a417c17b1811a6baae53926b992442029942f54ba68c2bbe277b4ab095cb6",
-         *         "operator_hmac": "5322c14fa2c0d3ee9bc5ac49f6a17db8f033cb75bbf3873f4d23316262786281",
-         *         "kid": "a2a-server-lineage-e6fe2e4964e5c51c",
+         *         "task_id": "240c825e5873",
+         *         "artefact_path": ".sdd/a2a/responses/240c825e5873.json",
+         *         "content_hash": "sha256:011ede0ab8df49b58799f799a49a5ce1de88d657a0b7e6b331ac021f19d811bc",
+         *         "entry_hash": "sha256:88b998e9b2199846d37ac398db3742eae9949d9ab9cde5cc0fa0330a3afd9d5c",
+         *         "operator_hmac": "84830e2786138fd3c7bc60de96c685a5d7746f617bf5a9857c433d51b5e04174",
+         *         "kid": "a2a-server-lineage-46d286a9e5b07df7",
          *         "head_signature": {
          *           "alg": "EdDSA",
-         *           "key_id": "a2a-server-lineage-e6fe2e4964e5c51c",
+         *           "key_id": "a2a-server-lineage-46d286a9e5b07df7",
          *           "public_key_jwk": {
          *             "kty": "OKP",
          *             "crv": "Ed25519",
          *             "alg": "EdDSA",
-         *             "x": "6i5nGTq4fxzoTZiPdZRQI97d_l5ezZXrzcMsQeVCgV8",
-         *             "kid": "a2a-server-lineage-e6fe2e4964e5c51c"
+         *             "x": "22c4tUYsmz9pmp62OcVuozIdFFBoxyCUM6UR6zx0A5Q",
+         *             "kid": "a2a-server-lineage-46d286a9e5b07df7"
          *           },
-         *           "signature_b64": "ElEj2jzv9UkJkWiXIwxlTDJ9+ma+WvXnLH9Mc4S6SLFdPWx2NacOUXRjnrVUBYmVZ7Xern6sHUaVB9Fcv2xiDA=="
+         *           "signature_b64": "D/XkrRGcUBwN5ZYpbHtHI+rS6H33SJeQQ4eQIlH3c9+P2M6OJh/Mlqe4LjUzpPBwbqzoXBceS7asmA011ygxDQ=="
          *         }
          *       }
          *     }
@@ -1606,7 +1756,7 @@ export interface components {
          *       "name": "patch.diff",
          *       "content_type": "text/x-diff",
          *       "data": "--- a/auth/login.ts\n+++ b/auth/login.ts\n",
-         *       "created_at": 1796015122.045
+         *       "created_at": 1796157293.626
          *     }
          */
         A2AArtifactResponse: {
@@ -1621,7 +1771,7 @@ export interface components {
         };
         /**
          * @example {
-         *       "detail": "Task 'bef02dc4d67a' not found"
+         *       "detail": "Task 'ffffffffffff' not found"
          *     }
          */
         ErrorDetail: {
@@ -1649,7 +1799,7 @@ export interface components {
          *       "is_readonly": false,
          *       "task_count": 1,
          *       "agent_count": 0,
-         *       "task_queue_depth": 0,
+         *       "task_queue_depth": 1,
          *       "components": {
          *         "database": "ok",
          *         "engine": "sqlite"
@@ -1713,41 +1863,6 @@ export interface components {
             /** @example 40 */
             percent: number;
         };
-        /**
-         * @example {
-         *       "id": "bef02dc4d67a",
-         *       "title": "[A2A] Fix the flaky login test in auth/login.spec.ts",
-         *       "description": "Fix the flaky login test in auth/login.spec.ts",
-         *       "role": "backend",
-         *       "priority": 2,
-         *       "scope": "medium",
-         *       "complexity": "medium",
-         *       "estimated_minutes": 45,
-         *       "status": "done",
-         *       "task_type": "standard",
-         *       "depends_on": [],
-         *       "parent_task_id": null,
-         *       "owned_files": [],
-         *       "assigned_agent": "worker-1",
-         *       "result_summary": "fixed the race in login()",
-         *       "terminal_reason": null,
-         *       "tenant_id": "default",
-         *       "metadata": {},
-         *       "created_at": 1796015119.401,
-         *       "updated_at": 1796015121.393,
-         *       "claimed_at": 1796015120.178,
-         *       "completed_at": 1796015121.393,
-         *       "closed_at": null,
-         *       "progress_log": [
-         *         {
-         *           "timestamp": 1796015120.724,
-         *           "message": "reproduced the race",
-         *           "percent": 30
-         *         }
-         *       ],
-         *       "version": 4
-         *     }
-         */
         Task: {
             /** @example 3f9c2a7b1d04 */
             id: string;
@@ -1793,7 +1908,7 @@ export interface components {
          * @example {
          *       "tasks": [
          *         {
-         *           "id": "bef02dc4d67a",
+         *           "id": "b1c198d4f716",
          *           "title": "[A2A] Fix the flaky login test in auth/login.spec.ts",
          *           "description": "Fix the flaky login test in auth/login.spec.ts",
          *           "role": "backend",
@@ -1801,29 +1916,23 @@ export interface components {
          *           "scope": "medium",
          *           "complexity": "medium",
          *           "estimated_minutes": 45,
-         *           "status": "done",
+         *           "status": "open",
          *           "task_type": "standard",
          *           "depends_on": [],
          *           "parent_task_id": null,
          *           "owned_files": [],
-         *           "assigned_agent": "worker-1",
-         *           "result_summary": "fixed the race in login()",
+         *           "assigned_agent": null,
+         *           "result_summary": null,
          *           "terminal_reason": null,
          *           "tenant_id": "default",
          *           "metadata": {},
-         *           "created_at": 1796015119.401,
-         *           "updated_at": 1796015121.393,
-         *           "claimed_at": 1796015120.178,
-         *           "completed_at": 1796015121.393,
+         *           "created_at": 1796157291.144,
+         *           "updated_at": 1796157291.144,
+         *           "claimed_at": null,
+         *           "completed_at": null,
          *           "closed_at": null,
-         *           "progress_log": [
-         *             {
-         *               "timestamp": 1796015120.724,
-         *               "message": "reproduced the race",
-         *               "percent": 30
-         *             }
-         *           ],
-         *           "version": 4
+         *           "progress_log": [],
+         *           "version": 1
          *         }
          *       ],
          *       "next_cursor": null

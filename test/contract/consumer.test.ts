@@ -73,7 +73,9 @@ describe('the consumer contract: the same client journey against the Prism mock 
     const byStep = Object.fromEntries(steps.map((s) => [s.step, s.data])) as Record<string, Record<string, unknown>>
     expect(byStep['send']).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{12}$/), sender: 'peer-agent@globex', receipt: { kid: expect.stringMatching(/^a2a-server-lineage-/) } })
     expect(byStep['card']).toMatchObject({ alg: 'EdDSA', card: { issuer: 'acme-orch', policies: { redaction_tier: 'standard' } } })
-    expect(byStep['list']?.['tasks']).toEqual([expect.objectContaining({ id: expect.stringMatching(/^[0-9a-f]{12}$/), status: 'done' })])
+    // A fresh node's list after one send: the task that send created, still open.
+    expect(byStep['list']?.['tasks']).toEqual([expect.objectContaining({ id: expect.stringMatching(/^[0-9a-f]{12}$/), status: 'open' })])
+    expect((byStep['list']?.['tasks'] as { id: string }[])[0]?.id).toBe(byStep['send']?.['bernstein_task_id'])
     expect(JSON.stringify(steps)).not.toMatch(/"string"/)
   })
 

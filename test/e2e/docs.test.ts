@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadContract } from '../../src/http/openapi-document.js'
+import { packageVersion } from '../../src/version.js'
 import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 import { repoRoot } from '../helpers/vectors.js'
 
@@ -41,7 +42,10 @@ describe('GET /docs in a real browser', () => {
     expect(response?.status()).toBe(200)
     await page.waitForSelector('.opblock', { timeout: 30_000 })
     await expect(page.title()).resolves.toBe('bernstein-a2a API reference')
-    await expect(page.locator('.info .title').first().innerText()).resolves.toContain('Bernstein Task Server A2a API')
+    // The contract's own title and version (the package's), not the Bernstein task server's.
+    const title = await page.locator('.info .title').first().innerText()
+    expect(title).toContain('bernstein-a2a')
+    expect(title).toContain(packageVersion())
 
     // Swagger UI marks each operation with its operationId (displayOperationId) under its tag.
     const rendered = await page.$$eval('.opblock', (blocks) =>

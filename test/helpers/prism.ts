@@ -20,21 +20,34 @@ export async function startPrism(mode: 'mock' | 'proxy', extra: { upstream?: str
   const args = [join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js'), mode, '-h', '127.0.0.1', '-p', String(port), ...(extra.flags ?? []), join(repoRoot, 'openapi.yaml')]
   if (extra.upstream) args.push(extra.upstream)
   const child: ChildProcess = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+  return supervise(child, `http://127.0.0.1:${port}`, `prism ${mode}`)
+}
+
+/**
+ * `npm run mock -- <args>` as a user runs it (scripts/mock.ts starting Prism), with `env` added; `url` is where it
+ * should answer. Stopped with SIGTERM to npm, which must reach Prism through the script.
+ */
+export async function startMockScript(url: string, args: readonly string[], env: Record<string, string> = {}): Promise<RunningPrism> {
+  const child = spawn('npm', ['run', '-s', 'mock', '--', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } })
+  return supervise(child, url, `npm run mock -- ${args.join(' ')}`)
+}
+
+/** Waits until `url` answers HTTP (about 5 s for Prism), collecting what the process prints. */
+async function supervise(child: ChildProcess, url: string, label: string): Promise<RunningPrism> {
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`prism ${mode} exited with ${child.exitCode}:\n${output}`)
+    if (child.exitCode !== null) throw new Error(`${label} exited with ${child.exitCode}:\n${output}`)
     try {
       await fetch(url + '/health')
       break
     } catch {
       if (Date.now() > deadline) {
         child.kill('SIGTERM')
-        throw new Error(`prism ${mode} did not start within 60 s:\n${output}`)
+        throw new Error(`${label} did not start within 60 s:\n${output}`)
       }
       await new Promise((r) => setTimeout(r, 200))
     }
