@@ -10,7 +10,7 @@
  *
  * Left outside the bundle, and loaded from node_modules at run time:
  * - better-sqlite3: a native addon;
- * - path-to-regexp: the validator's operation lookup (src/http/validator-route-lookup.ts) compiles the routes with
+ * - path-to-regexp: the validator's operation lookup (src/http/validator-patches.ts) compiles the routes with
  *   the copy the validator resolves, required through node_modules at run time; left outside, the validator and the
  *   lookup load that one copy instead of a bundled one and a required one.
  * pg (loaded on first use of PostgreSQL, through createRequire) and swagger-ui-dist (only its directory is resolved,

@@ -29,9 +29,7 @@ import { ValidatedBodies } from './http/validated-bodies.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
-import { indexValidatorOperationLookup } from './http/validator-route-lookup.js'
-import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
-import { markBundled, resolveLocalRefsWithoutCompiling, skipBundlingOfBundledDocuments } from './http/validator-document-load.js'
+import { installValidatorPatches, markBundled } from './http/validator-patches.js'
 
 export interface AppDeps extends ServiceDeps {
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
@@ -104,6 +102,7 @@ const rawBodyForV0: RequestHandler[] = [
 /** Builds the Express application without listening: the caller decides where (tests use port 0). */
 export function createApp(deps: AppDeps): App {
   const contract = loadContract()
+  installValidatorPatches()
   const logger = deps.logger ?? silentLogger
   const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
   metrics.observeStore(deps.store)
@@ -140,10 +139,6 @@ export function createApp(deps: AppDeps): App {
   app.use(rejectLoneSurrogates())
   // JSON.parse rounds big integers and overflows to Infinity without a word; a body it changed is refused here.
   app.use(rejectInexactNumbers())
-  indexValidatorOperationLookup()
-  deferOpenApiSchemaCompilation()
-  skipBundlingOfBundledDocuments()
-  resolveLocalRefsWithoutCompiling()
   app.use(
     OpenApiValidator.middleware({
       // The checked copy of the shipped contract is a fixed point of the validator's bundling (the test suite bundles

@@ -3,8 +3,8 @@ import ajvOptionsModule from 'express-openapi-validator/dist/framework/ajv/optio
 import validatorModule from 'express-openapi-validator/dist/openapi.validator.js'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadContract } from '../../../src/http/openapi-document.js'
-import { indexValidatorOperationLookup, indexedOperationLookup } from '../../../src/http/validator-route-lookup.js'
+import { loadContract } from '../../../../src/http/openapi-document.js'
+import { indexedOperationLookup, installValidatorPatches } from '../../../../src/http/validator-patches.js'
 
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
 type Handler = (req: object, res: object, next: () => void) => void
@@ -126,10 +126,10 @@ describe('the indexed operation lookup', () => {
   })
 
   it('is what the validator uses once installed, and installing twice changes nothing', () => {
-    indexValidatorOperationLookup()
+    installValidatorPatches()
     const prototype = validatorModule.OpenApiValidator.prototype as unknown as { metadataMiddleware: unknown }
     const installed = prototype.metadataMiddleware
-    indexValidatorOperationLookup()
+    installValidatorPatches()
     expect(prototype.metadataMiddleware).toBe(installed)
     expect((installed as { indexed?: boolean }).indexed).toBe(true)
   })
