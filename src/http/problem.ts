@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
-import { allowedMethods, documentedStatuses, type OpenApiDocument } from './openapi-document.js'
+import { routeOf } from './operation-index.js'
 
 /** The one place where error codes become HTTP statuses. */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -148,52 +148,15 @@ function isMalformedPath(errors: readonly { message?: string }[]): boolean {
   return errors.length === 1 && /^malformed uri/i.test(errors[0]?.message ?? '')
 }
 
-function decodes(segment: string): boolean {
-  try {
-    decodeURIComponent(segment)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/**
- * The path parameter whose value does not percent-decode, by matching the raw path against the contract's templates
- * (the most literal match wins: `/tasks/next/{role}` before `/tasks/{task_id}`), or null.
- */
-export function undecodablePathParameter(document: OpenApiDocument, rawPath: string): string | null {
-  const segments = rawPath.split('/')
-  let best: { name: string; literals: number } | null = null
-  for (const template of Object.keys(document.paths)) {
-    const parts = template.split('/')
-    if (parts.length !== segments.length) continue
-    let literals = 0
-    let name: string | null = null
-    let matches = true
-    for (let i = 0; i < parts.length && matches; i++) {
-      const part = parts[i] as string
-      const segment = segments[i] as string
-      const param = /^\{([^}]+)\}$/.exec(part)?.[1]
-      if (param === undefined) {
-        matches = part === segment
-        literals++
-      } else if (name === null && !decodes(segment)) {
-        name = param
-      }
-    }
-    if (matches && name !== null && (best === null || literals > best.literals)) best = { name, literals }
-  }
-  return best?.name ?? null
-}
-
 /**
  * A body the parser refused before validation (an unknown charset or content coding, a body that does not decode
  * or ends early). The response validator does not see such answers, so the status is chosen from what the operation
  * documents: the JSON operations document 415 and 422 (`preferred`), `/a2a/v0/tasks`, which reads its body raw and
  * checks it by hand as Bernstein does, documents 400 (Bernstein's `Invalid JSON body: …`).
  */
-function refuseBody(req: Request, res: Response, document: OpenApiDocument, preferred: 415 | 422, message: string): void {
-  if (!documentedStatuses(document, req.method, req.path).has(preferred)) return send(res, 400, { detail: `Invalid JSON body: ${message}` })
+function refuseBody(req: Request, res: Response, preferred: 415 | 422, message: string): void {
+  const { operation } = routeOf(res)
+  if (operation === null || operation.method !== req.method || !operation.statuses.has(preferred)) return send(res, 400, { detail: `Invalid JSON body: ${message}` })
   if (preferred === 415) return send(res, 415, { detail: message })
   return send(res, 422, { detail: [{ loc: ['body'], msg: message, type: 'value_error' }] })
 }
@@ -204,7 +167,6 @@ function send(res: Response, status: number, body: unknown, headers: Readonly<Re
 }
 
 export interface ProblemOptions {
-  readonly document: OpenApiDocument
   readonly log: (error: unknown, context: { method: string; path: string }) => void
 }
 
@@ -245,29 +207,29 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
       return send(res, 413, { detail: tooLargeDetail(req, http) })
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return refuseBody(req, res, options.document, 415, http.message ?? 'Unsupported Media Type')
+      return refuseBody(req, res, 415, http.message ?? 'Unsupported Media Type')
     case 'request.aborted':
-      return refuseBody(req, res, options.document, 422, 'Request body ended before its declared length')
+      return refuseBody(req, res, 422, 'Request body ended before its declared length')
     case 'request.size.invalid':
-      return refuseBody(req, res, options.document, 422, 'Request body size does not match Content-Length')
+      return refuseBody(req, res, 422, 'Request body size does not match Content-Length')
   }
   if (Array.isArray(http.errors) && typeof status === 'number') {
     const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
     if (status === 400 && isMalformedPath(http.errors)) {
-      const param = undecodablePathParameter(options.document, req.path)
+      const param = routeOf(res).undecodableParameter
       return send(res, 422, { detail: [{ loc: param === null ? ['path'] : ['path', param], msg: MALFORMED_PATH_MESSAGE, type: 'value_error' }] })
     }
     if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
     if (status === 404) return send(res, 404, { detail: 'Not Found' })
     if (status === 405) {
       // The validator refuses every method the contract does not list, HEAD included, so HEAD is not advertised.
-      const allow = allowedMethods(options.document, req.path).filter((m) => m !== 'HEAD')
+      const allow = (routeOf(res).path?.methods ?? []).filter((m) => m !== 'HEAD')
       return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allow.join(', ') })
     }
     if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
   }
   // body-parser's other client errors carry no `type`, e.g. a body that does not decode as its Content-Encoding.
-  if (status === 400 && http.expose === true) return refuseBody(req, res, options.document, 422, 'Request body does not decode as its Content-Encoding')
+  if (status === 400 && http.expose === true) return refuseBody(req, res, 422, 'Request body does not decode as its Content-Encoding')
   options.log(error, logContext(req, res))
   return send(res, 500, { detail: 'Internal Server Error' })
 }

@@ -6,6 +6,8 @@ import frameworkModule from 'express-openapi-validator/dist/framework/index.js'
 import schemaValidatorModule from 'express-openapi-validator/dist/framework/openapi.schema.validator.js'
 import preprocessorModule from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
 import validatorModule from 'express-openapi-validator/dist/openapi.validator.js'
+import { routeIfMatched } from './operation-index.js'
+import { PathTemplates, decodeParameters, parameterNames } from './path-templates.js'
 
 /**
  * Four replacements of express-openapi-validator internals, for start-up time and per-request cost, each with the
@@ -43,7 +45,7 @@ export function installValidatorPatches(installedVersion: () => string = install
   resolveLocalRefsWithoutCompiling()
 }
 
-// --- 1. The operation lookup, prepared once ------------------------------------------------------------------------
+// --- 1. The operation lookup: the contract's one path matcher, and the match the app already made -----------------
 
 /** The parts of express-openapi-validator's OpenApiContext the operation lookup reads. */
 interface ValidatorContext {
@@ -58,91 +60,93 @@ interface ValidatorContext {
   isManagedRoute(path: string): boolean
 }
 type ResponseDocument = { readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>> } | null | undefined
-type PathToRegexp = (path: string, options: { sensitive: boolean; strict: boolean }) => { readonly regexp: RegExp; readonly keys: readonly { readonly name: string }[] }
 type ValidatorPrototype = { metadataMiddleware: ((context: ValidatorContext, responseApiDoc: ResponseDocument) => RequestHandler) & { readonly indexed?: true } }
 
-/** `require` as express-openapi-validator's own files resolve it: the path-to-regexp instance the validator uses. */
-const requireFromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
-
-/** One documented route, in the validator's order, with everything a lookup needs computed once. */
+/** One documented route, with everything a lookup needs computed once. */
 interface IndexedRoute {
   readonly expressRoute: string
   readonly openApiRoute: string
-  readonly regexp: RegExp
   readonly paramNames: readonly string[]
   /** The path item of the request document, and of the response document when responses are validated. */
   readonly pathItem: Readonly<Record<string, unknown>>
   readonly responsePathItem: Readonly<Record<string, unknown>> | undefined
 }
 
-function indexRoutes(context: ValidatorContext, responseApiDoc: ResponseDocument, options: { sensitive: boolean; strict: boolean }): readonly IndexedRoute[] {
-  const { pathToRegexp } = requireFromValidator('path-to-regexp') as { pathToRegexp: PathToRegexp }
-  return Object.entries(context.expressRouteMap).map(([expressRoute, methods]) => {
+interface RouteTable {
+  readonly templates: PathTemplates<IndexedRoute>
+  readonly byOpenApiRoute: ReadonlyMap<string, IndexedRoute>
+}
+
+function routeTable(context: ValidatorContext, responseApiDoc: ResponseDocument, caseSensitive: boolean): RouteTable {
+  const routes = Object.entries(context.expressRouteMap).map(([expressRoute, methods]): IndexedRoute => {
     const openApiRoute = context.routePair(expressRoute)!.openApiRoute
     const pathKey = openApiRoute.substring(methods.basePath.length)
-    const compiled = pathToRegexp(expressRoute, options)
     return {
       expressRoute,
       openApiRoute,
-      regexp: compiled.regexp,
-      paramNames: compiled.keys.map((key) => key.name),
+      paramNames: parameterNames(openApiRoute),
       pathItem: context.apiDoc.paths[pathKey]!,
       responsePathItem: responseApiDoc?.paths[pathKey],
     }
   })
-}
-
-interface Match {
-  readonly route: IndexedRoute
-  readonly pathParams: Record<string, string>
-}
-
-function findRoute(routes: readonly IndexedRoute[], path: string, req: Request): Match | null {
-  for (const route of routes) {
-    const found = route.regexp.exec(path)
-    if (found === null) continue
-    const pathParams: Record<string, string> = {}
-    try {
-      for (let i = 0; i < route.paramNames.length; i++) pathParams[route.paramNames[i]!] = decodeURIComponent(found[i + 1]!)
-    } catch {
-      // The validator's own text, quote included, so that the answer is the same as before.
-      throw new typesModule.BadRequest({ path: req.path, message: `malformed uri'` })
-    }
-    return { route, pathParams }
+  return {
+    // path-to-regexp 8, the validator's router, ignores `strict routing` and always accepts one trailing slash.
+    templates: new PathTemplates(
+      routes.map((r) => [r.openApiRoute, r] as const),
+      { caseSensitive, trailingSlash: true },
+    ),
+    byOpenApiRoute: new Map(routes.map((r) => [r.openApiRoute, r])),
   }
-  return null
 }
+
+/** The validator's refusal of a parameter that does not decode (its own text, quote included). */
+const malformed = (req: Request): Error => new typesModule.BadRequest({ path: req.path, message: `malformed uri'` })
 
 /**
- * The validator's metadata middleware, which finds the documented operation of each request, with the same
- * answers and a lookup that costs a fraction of the original's. The original walks the route map on every request
- * and, for each route in turn until one matches, builds its entries, pair, path key and options anew (and
- * compiles or fetches its pattern): in a loop, 12 µs for `GET /a2a/tasks/{id}` (the 10th route) and 26 µs for
- * `/health` (the 41st); 28 µs median for that GET inside a running server, more for the later routes. Here the
- * routes are prepared once per routing option pair, in the same order, and a lookup only runs their expressions.
- * Everything else is as in the validator: first match in that order, parameters URI-decoded (a malformed escape is
- * its 400), 405 with `Allow` for a documented path without that method, 404 for an undocumented path under a base
- * path, the same `req.openapi` (with the very schema objects) and `req.params`.
+ * The validator's metadata middleware, which finds the documented operation of each request, with the same answers
+ * and a fraction of the cost. The original walks the route map on every request and, for each route until one
+ * matches, builds its entries and options anew and compiles or fetches its pattern (12 µs for `GET /a2a/tasks/{id}`,
+ * 26 µs for `/health`). Here the request was already matched by the operation index (`res.locals`, by the same
+ * matcher, path-templates.ts), so a lookup is one map read; a request matched nowhere else (another app, another
+ * path spelling) is matched here with the same matcher under the app's routing settings. Everything else is as in
+ * the validator: most specific route first, parameters URI-decoded (a malformed escape is its 400), 405 with
+ * `Allow` for a documented path without that method, 404 for an undocumented path under a base path, the same
+ * `req.openapi` (with the very schema objects) and `req.params`.
  */
 export function indexedOperationLookup(context: ValidatorContext, responseApiDoc: ResponseDocument): RequestHandler {
-  // One prepared table per routing-option pair, at index (sensitive ? 2 : 0) + (strict ? 1 : 0).
-  const byOptions: (readonly IndexedRoute[] | undefined)[] = [undefined, undefined, undefined, undefined]
-  return (req: Request, _res: Response, next: NextFunction): void => {
+  // One table per case sensitivity, built on first use.
+  const tables: (RouteTable | undefined)[] = [undefined, undefined]
+  return (req: Request, res: Response, next: NextFunction): void => {
     const path = req.path.startsWith(req.baseUrl) ? req.path : `${req.baseUrl}/${req.path}`
     if (context.shouldIgnoreRoute(path)) return next()
     // Read per request, as the validator does: the app's settings decide how its paths match.
     const sensitive = Boolean(req.app.enabled('case sensitive routing'))
-    const strict = Boolean(req.app.enabled('strict routing'))
-    const slot = (sensitive ? 2 : 0) + (strict ? 1 : 0)
-    const routes = (byOptions[slot] ??= indexRoutes(context, responseApiDoc, { sensitive, strict }))
+    const table = (tables[sensitive ? 1 : 0] ??= routeTable(context, responseApiDoc, sensitive))
     const url = context.useRequestUrl ? req.url : req.originalUrl
     const query = url.indexOf('?')
-    const matched = findRoute(routes, query < 0 ? url : url.slice(0, query), req)
-    if (matched === null) {
-      if (context.isManagedRoute(path) && !context.ignoreUndocumented) throw new typesModule.NotFound({ path: req.path, message: 'not found' })
-      return next()
+    const urlPath = query < 0 ? url : url.slice(0, query)
+    let route: IndexedRoute | undefined
+    let pathParams: Record<string, string> | undefined
+    // The app's match holds when it was made on this very path (exact and case-sensitive, as the app routes).
+    const matched = sensitive && urlPath === req.path ? routeIfMatched(res) : undefined
+    if (matched !== undefined && matched.path !== null) {
+      route = table.byOpenApiRoute.get(matched.path.template)
+      if (route !== undefined) {
+        if (matched.undecodableParameter !== null) throw malformed(req)
+        pathParams = { ...matched.params }
+      }
     }
-    const { route, pathParams } = matched
+    if (route === undefined) {
+      const found = table.templates.match(urlPath)
+      if (found === null) {
+        if (context.isManagedRoute(path) && !context.ignoreUndocumented) throw new typesModule.NotFound({ path: req.path, message: 'not found' })
+        return next()
+      }
+      const decoded = decodeParameters(found.value.paramNames, found.raw)
+      if (!('params' in decoded)) throw malformed(req)
+      route = found.value
+      pathParams = decoded.params
+    }
     const method = req.method.toLowerCase()
     const schema = route.pathItem[method]
     if (!schema) {
@@ -153,7 +157,7 @@ export function indexedOperationLookup(context: ValidatorContext, responseApiDoc
     const openapi: Record<string, unknown> = { expressRoute: route.expressRoute, openApiRoute: route.openApiRoute, pathParams, schema, serial: context.serial }
     if (responseApiDoc) openapi['_responseSchema'] = route.responsePathItem?.[method]
     ;(req as Request & { openapi?: unknown }).openapi = openapi
-    req.params = pathParams
+    req.params = pathParams!
     next()
   }
 }

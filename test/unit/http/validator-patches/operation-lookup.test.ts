@@ -4,6 +4,7 @@ import validatorModule from 'express-openapi-validator/dist/openapi.validator.js
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadContract } from '../../../../src/http/openapi-document.js'
+import { OperationIndex } from '../../../../src/http/operation-index.js'
 import { indexedOperationLookup, installValidatorPatches } from '../../../../src/http/validator-patches.js'
 
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
@@ -30,7 +31,7 @@ interface Outcome {
   readonly params?: unknown
 }
 
-function run(handler: Handler, method: string, url: string, settings: { sensitive: boolean; strict: boolean }): Outcome {
+function run(handler: Handler, method: string, url: string, settings: { sensitive: boolean; strict: boolean }, res: object = {}): Outcome {
   const query = url.indexOf('?')
   const req: Record<string, unknown> = {
     method,
@@ -43,7 +44,7 @@ function run(handler: Handler, method: string, url: string, settings: { sensitiv
   }
   let next = false
   try {
-    handler(req, {}, () => (next = true))
+    handler(req, res, () => (next = true))
   } catch (error) {
     const e = error as Record<string, unknown>
     return { error: { name: (error as Error).constructor.name, status: e['status'], message: e['message'], path: e['path'], headers: e['headers'], errors: e['errors'] } }
@@ -98,6 +99,22 @@ describe('the indexed operation lookup', () => {
       fc.property(fc.constantFrom(...METHODS), url(), fc.boolean(), fc.boolean(), (method, path, sensitive, strict) => {
         const settings = { sensitive, strict }
         expectSame(run(indexed, method, path, settings), run(original, method, path, settings), `${method} ${path} ${JSON.stringify(settings)}`)
+      }),
+      { numRuns: 5000 },
+    )
+  })
+
+  it("answers the same from the app's own match of the request (res.locals), made once before the validator", () => {
+    const original = applyOpenApiMetadata(state.context, state.responseApiDoc)
+    const indexed = indexedOperationLookup(state.context as never, state.responseApiDoc as never) as unknown as Handler
+    const operations = new OperationIndex(loadContract().document)
+    fc.assert(
+      fc.property(fc.constantFrom(...METHODS), url(), fc.boolean(), (method, path, strict) => {
+        // As the app sets them: case-sensitive routing, and the match made on the path without its query.
+        const settings = { sensitive: true, strict }
+        const query = path.indexOf('?')
+        const res = { locals: { route: operations.match(method, query < 0 ? path : path.slice(0, query)) } }
+        expectSame(run(indexed, method, path, settings, res), run(original, method, path, settings), `${method} ${path} ${JSON.stringify(settings)}`)
       }),
       { numRuns: 5000 },
     )
