@@ -58,7 +58,7 @@ export interface DocumentedPath {
   readonly pathParameters: readonly string[]
   /** By upper-case method. */
   readonly operations: ReadonlyMap<string, Operation>
-  /** What the `Allow` header of a 405 lists. */
+  /** The methods it documents (what the `Allow` header of a 405 lists: the validator refuses HEAD too). */
   readonly methods: readonly string[]
 }
 
@@ -227,14 +227,13 @@ export class OperationIndex {
         operations.set(operationId, entry)
         ofPath.set(verb, entry)
       }
-      const methods = [...ofPath.keys()]
       paths.push([
         template,
         Object.freeze({
           template,
           pathParameters,
           operations: ofPath,
-          methods: Object.freeze(methods.includes('GET') ? [...methods, 'HEAD'] : methods),
+          methods: Object.freeze([...ofPath.keys()]),
           undocumentedMethod: undocumentedMethodPolicies([...ofPath.values()]),
         }),
       ])

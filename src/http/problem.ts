@@ -241,7 +241,7 @@ function asAppError(error: unknown, req: Request, res: Response): AppError | nul
     if (status === 404) return new AppError('not_found', 'Not Found')
     if (status === 405) {
       // The validator refuses every method the contract does not list, HEAD included, so HEAD is not advertised.
-      const allow = (routeOf(res).path?.methods ?? []).filter((m) => m !== 'HEAD')
+      const allow = routeOf(res).path?.methods ?? []
       return new AppError('method_not_allowed', 'Method Not Allowed', { headers: { Allow: allow.join(', ') } })
     }
     if (status === 415) return new AppError('unsupported_media_type', `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}`)
