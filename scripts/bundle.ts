@@ -10,9 +10,9 @@
  *
  * Left outside the bundle, and loaded from node_modules at run time:
  * - better-sqlite3: a native addon;
- * - path-to-regexp: the validator's operation lookup (src/http/validator-route-lookup.ts) compiles the routes with
- *   the copy the validator resolves, required through node_modules at run time; left outside, the validator and the
- *   lookup load that one copy instead of a bundled one and a required one.
+ * - path-to-regexp: Express's router and the validator each load it; left outside, they share the one copy in
+ *   node_modules (the validator's operation lookup itself is replaced by src/http/validator-patches.ts, which matches
+ *   with the contract's own matcher, src/http/path-templates.ts).
  * pg (loaded on first use of PostgreSQL, through createRequire) and swagger-ui-dist (only its directory is resolved,
  * to serve its files) are never imported statically, so they stay out by themselves.
  *

@@ -12,7 +12,8 @@ import { exactPaths } from './http/exact-path.js'
 import { docsAssets, docsRoutes, DOCS_ASSETS } from './http/docs.js'
 import { securityHeaders } from './http/security-headers.js'
 import { metricsRoutes, PrometheusMetrics } from './http/prometheus-metrics.js'
-import { OperationIndex } from './http/operation-index.js'
+import { OperationIndex, matchOperation } from './http/operation-index.js'
+import { readBodies } from './http/request-body.js'
 import { requestLog } from './http/request-log.js'
 import { requestFraming } from './http/request-framing.js'
 import { authorize } from './http/authorize.js'
@@ -24,14 +25,12 @@ import type { TokenResolver } from './auth/caller.js'
 import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, lastResortErrorHandler, problemHandler } from './http/problem.js'
 import type { RouteDefinition } from './http/route.js'
-import { operationDispatcher } from './http/dispatch.js'
+import { operationDispatcher, pairHandlers } from './http/dispatch.js'
 import { ValidatedBodies } from './http/validated-bodies.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
 import { taskRoutes } from './tasks/task.handlers.js'
-import { indexValidatorOperationLookup } from './http/validator-route-lookup.js'
-import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
-import { markBundled, resolveLocalRefsWithoutCompiling, skipBundlingOfBundledDocuments } from './http/validator-document-load.js'
+import { installValidatorPatches, markBundled } from './http/validator-patches.js'
 
 export interface AppDeps extends ServiceDeps {
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
@@ -61,54 +60,37 @@ export interface App {
   readonly validatedBodies: ValidatedBodies | null
 }
 
-const V0_PATHS = ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks']
-
 /**
- * Only POST operations take a body in the contract. On any other method a body is not parsed (RFC 9110 gives content
- * in a GET no meaning), so it can neither be refused with a status the operation does not document nor change the
- * answer. It is drained and discarded before the request goes on: answering while the client is still sending
- * would have the connection reset under the answer.
+ * `x-body: raw` (`/a2a/v0/tasks`, validated by hand with Bernstein's texts): the body reaches the handler unparsed,
+ * as the bytes read as UTF-8 whatever charset the request declares, a leading byte order mark dropped (Bernstein's
+ * `json.loads` of the body bytes reads them so; the verifier refuses bytes that are not UTF-8).
  */
-const postBodiesOnly =
-  (parser: RequestHandler): RequestHandler =>
-  (req, res, next) => {
-    if (req.method === 'POST') {
-      parser(req, res, next)
-      return
-    }
-    const hasBody = req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0'
-    if (!hasBody || req.readableEnded) {
-      next()
-      return
-    }
-    req.once('end', () => next())
-    req.resume()
-  }
-
-/**
- * `/a2a/v0/tasks` is validated by hand (Bernstein's texts), so its body reaches the handler unparsed: the bytes,
- * as UTF-8 whatever charset the request declares, a leading byte order mark dropped (Bernstein's `json.loads` of the
- * body bytes reads them so; the verifier refuses bytes that are not UTF-8).
- */
-const V0_BODY_TEXT = new TextDecoder('utf-8')
-const rawBodyForV0: RequestHandler[] = [
-  postBodiesOnly(express.raw({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier })),
-  (req, _res, next) => {
+const RAW_BODY_TEXT = new TextDecoder('utf-8')
+const rawBodyParser = express.raw({ type: () => true, limit: BODY_LIMIT_BYTES, verify: inboundBodyVerifier })
+const readRawBody: RequestHandler = (req, res, next) =>
+  rawBodyParser(req, res, (error?: unknown) => {
+    if (error !== undefined) return next(error)
     const request = req as typeof req & { rawBody?: string }
-    request.rawBody = Buffer.isBuffer(req.body) ? V0_BODY_TEXT.decode(req.body) : ''
+    request.rawBody = Buffer.isBuffer(req.body) ? RAW_BODY_TEXT.decode(req.body) : ''
     req.body = undefined
     next()
-  },
-]
+  })
 
 /** Builds the Express application without listening: the caller decides where (tests use port 0). */
 export function createApp(deps: AppDeps): App {
   const contract = loadContract()
+  // Everything the middleware decides by comes from the contract, checked here: a missing or unknown policy
+  // extension, or a handler that does not pair with an operation, stops the start.
+  const operations = new OperationIndex(contract.document)
+  installValidatorPatches()
   const logger = deps.logger ?? silentLogger
   const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
   metrics.observeStore(deps.store)
   const services = createServices({ ...deps, metrics: deps.metrics ?? metrics })
   const { tasks, a2a, inbound, health, lineage } = services
+  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
+  const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()
+  const handlers = pairHandlers(operations, routes, validatedBodies)
 
   const app = express()
   app.disable('x-powered-by')
@@ -122,8 +104,10 @@ export function createApp(deps: AppDeps): App {
   // is refused at `/a2a/tasks/send`.
   app.set('case sensitive routing', true)
   app.set('strict routing', true)
+  // The one match of the request to the contract, before anything decides by it.
+  app.use(matchOperation(operations))
   // First, so that every response carries X-Request-Id and every request is logged and counted, refusals included.
-  app.use(requestLog({ logger, operations: new OperationIndex(contract.document), onFinish: (record) => metrics.observeRequest(record) }))
+  app.use(requestLog({ logger, onFinish: (record) => metrics.observeRequest(record) }))
   app.use(securityHeaders())
   // Before anything decides by the request: these are refusals Node itself would make before any application code.
   app.use(requestFraming())
@@ -135,15 +119,10 @@ export function createApp(deps: AppDeps): App {
   app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
-  app.use(V0_PATHS, ...rawBodyForV0)
-  app.use(postBodiesOnly(express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) })))
+  app.use(readBodies({ json: express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }), raw: readRawBody }))
   app.use(rejectLoneSurrogates())
   // JSON.parse rounds big integers and overflows to Infinity without a word; a body it changed is refused here.
   app.use(rejectInexactNumbers())
-  indexValidatorOperationLookup()
-  deferOpenApiSchemaCompilation()
-  skipBundlingOfBundledDocuments()
-  resolveLocalRefsWithoutCompiling()
   app.use(
     OpenApiValidator.middleware({
       // The checked copy of the shipped contract is a fixed point of the validator's bundling (the test suite bundles
@@ -164,13 +143,11 @@ export function createApp(deps: AppDeps): App {
   // After the validator, which coerces query integers to numbers without checking that they stayed exact.
   app.use(rejectInexactQueryIntegers())
 
-  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
-  const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()
-  app.use(operationDispatcher(routes, (template) => contract.document.paths[template] !== undefined, validatedBodies))
+  app.use(operationDispatcher(handlers))
   app.use(() => {
     throw new AppError('not_found', 'Not Found')
   })
-  app.use(problemHandler({ document: contract.document, log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
+  app.use(problemHandler({ log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
   // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
   // must still end as the contract's 500, never as Express's HTML page with a stack trace.
   app.use(lastResortErrorHandler(logger))

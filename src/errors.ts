@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'forbidden'
   | 'rate_limited'
   | 'payload_too_large'
+  /** Refused by Node's HTTP parser before the app sees the request (answered by `http/client-errors.ts`). */
+  | 'header_fields_too_large'
   | 'unsupported_media_type'
   | 'not_found'
   | 'method_not_allowed'

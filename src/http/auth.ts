@@ -1,31 +1,7 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
 import type { Caller, TokenIdentity, TokenResolver } from '../auth/caller.js'
-
-/** Every operation is also served under this prefix (the contract's `/api/v1` mirrors). */
-export const API_PREFIX = '/api/v1'
-
-/** Paths anyone may read (health probes, discovery, the API description). Matched exactly. */
-const PUBLIC_PATHS: ReadonlySet<string> = new Set([
-  '/',
-  '/health',
-  '/health/ready',
-  '/health/live',
-  '/ready',
-  '/alive',
-  '/docs',
-  '/openapi.json',
-  '/openapi.yaml',
-])
-
-export function stripApiPrefix(path: string): string {
-  return path === API_PREFIX ? '/' : path.startsWith(API_PREFIX + '/') ? path.slice(API_PREFIX.length) : path
-}
-
-export function isPublicPath(path: string): boolean {
-  const p = stripApiPrefix(path)
-  return PUBLIC_PATHS.has(p) || p.startsWith('/.well-known/') || p.startsWith('/docs/')
-}
+import { routeOf } from './operation-index.js'
 
 const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -50,8 +26,8 @@ const unauthenticated = (detail: string): AppError =>
   new AppError('unauthenticated', detail, { headers: { 'WWW-Authenticate': 'Bearer realm="bernstein-a2a"' } })
 
 /**
- * Bearer authentication (bernstein-behaviour.md §1.4). Sets `res.locals.caller`. Public paths pass without a
- * valid token, as an anonymous caller scoped to the header's tenant.
+ * Bearer authentication (bernstein-behaviour.md §1.4). Sets `res.locals.caller`. Public operations (`security: []`
+ * in the contract) pass without a valid token, as an anonymous caller scoped to the header's tenant.
  */
 export function authenticate(options: AuthOptions): RequestHandler {
   return (req, res, next) => {
@@ -61,7 +37,7 @@ export function authenticate(options: AuthOptions): RequestHandler {
     }
     const resolveToken = options.resolveToken
     if (resolveToken === null) return setCaller({ role: 'operator', tenantId: tenantFromHeader(req.headers['x-tenant-id']), tokenId: null, tenantBound: false })
-    const publicPath = isPublicPath(req.path)
+    const publicPath = routeOf(res).policy.public
     // Probes and discovery must not fail on an odd tenant header: anonymous callers there fall back to `default`.
     const anonymous = (): void => {
       let tenantId = 'default'

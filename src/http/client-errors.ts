@@ -1,5 +1,6 @@
-import type { Server } from 'node:http'
+import { STATUS_CODES, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
+import { STATUS_OF } from './problem.js'
 
 /**
  * Requests Node rejects before Express sees them (oversized headers, malformed request lines) still get the
@@ -12,10 +13,10 @@ export function answerClientErrors(server: Server): void {
       return
     }
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-    const status = tooLarge ? 431 : 400
+    const status = STATUS_OF[tooLarge ? 'header_fields_too_large' : 'invalid_request']
     const body = JSON.stringify({ detail: tooLarge ? 'Request header fields too large' : 'Bad Request' })
     socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     )
   })

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express'
-import { API_PREFIX } from './auth.js'
+import { API_PREFIX, type OperationIndex } from './operation-index.js'
 import { type RouteDefinition, writeReply } from './route.js'
 import type { ValidatedBodies } from './validated-bodies.js'
 
@@ -8,36 +8,58 @@ interface ValidatedRequest {
   readonly openapi?: {
     readonly openApiRoute?: string
     readonly pathParams?: Record<string, string>
-    readonly schema?: { readonly operationId?: unknown }
   }
 }
 
-/** The contract operation the validator matched `req` to (its path template and operationId), if it did. */
-export function validatedOperation(req: object): { readonly template: string; readonly operationId: string } | null {
-  const matched = (req as ValidatedRequest).openapi
-  const template = matched?.openApiRoute
-  const operationId = matched?.schema?.operationId
-  return typeof template === 'string' && typeof operationId === 'string' ? { template, operationId } : null
+interface Target {
+  readonly route: RouteDefinition
+  readonly validated: ValidatedBodies | null
+}
+
+/**
+ * Pairs every operation of the contract with its handler, and fails loudly when they do not pair up: a handler
+ * naming an operation the contract does not have (or with another method or path), two handlers for one
+ * operation, an operation without a handler. An `/api/v1` mirror is served by the handler of the operation at the
+ * same method and path without the prefix. Keyed by `METHOD template`, which also names the operation to the memo
+ * of validated bodies.
+ */
+export function pairHandlers(operations: OperationIndex, routes: readonly RouteDefinition[], validated: ValidatedBodies | null): ReadonlyMap<string, Target> {
+  const problems: string[] = []
+  const byOperationId = new Map<string, RouteDefinition>()
+  for (const r of routes) {
+    const operation = operations.operation(r.operationId)
+    const declared = `${r.method.toUpperCase()} ${r.path}`
+    if (operation === undefined) problems.push(`a handler for ${declared} names ${r.operationId}, which openapi.yaml does not have`)
+    else if (`${operation.method} ${operation.template}` !== declared) problems.push(`the handler of ${r.operationId} says ${declared}, openapi.yaml says ${operation.method} ${operation.template}`)
+    if (byOperationId.has(r.operationId)) problems.push(`two handlers for ${r.operationId}`)
+    byOperationId.set(r.operationId, r)
+  }
+  const byKey = new Map([...byOperationId.values()].map((r) => [`${r.method.toUpperCase()} ${r.path}`, r]))
+  const targets = new Map<string, Target>()
+  for (const operation of operations.operations) {
+    const key = `${operation.method} ${operation.template}`
+    const mirrored = operation.template.startsWith(API_PREFIX + '/') ? byKey.get(`${operation.method} ${operation.template.slice(API_PREFIX.length)}`) : undefined
+    const route = byOperationId.get(operation.operationId) ?? mirrored
+    if (route === undefined) {
+      problems.push(`${operation.operationId} (${key}) has no handler`)
+      continue
+    }
+    // Reads only: a read polled again answers the same bytes, while a write's answer (a new id, a new receipt) is
+    // new every time, so remembering it would only push reads out.
+    targets.set(key, { route, validated: route.method === 'get' ? validated : null })
+  }
+  if (problems.length > 0) throw new Error(`The handlers do not match openapi.yaml:\n- ${problems.join('\n- ')}`)
+  return targets
 }
 
 /**
  * Hands a request to the handler of the operation the contract validator matched it to: one map lookup, instead
- * of Express walking a route layer per documented path (two per operation with the `/api/v1` mirrors) and matching
- * the path a second time, possibly differently from the validator. A request the validator did not match (it has
- * already answered 404/405 for the paths it manages) falls through to the next middleware. Replies are written by
+ * of Express walking a route layer per documented path. A request the validator did not match (it has already
+ * answered 404/405 for the paths it manages) falls through to the next middleware. Replies are written by
  * {@link writeReply}, with `validated` remembering the JSON bodies of reads the response validator passed (null
  * when responses are not validated).
  */
-export function operationDispatcher(routes: readonly RouteDefinition[], hasPath: (template: string) => boolean, validated: ValidatedBodies | null): RequestHandler {
-  /** By `METHOD template`, which also names the operation to the memo of validated bodies. */
-  const targets = new Map<string, { readonly route: RouteDefinition; readonly validated: ValidatedBodies | null }>()
-  for (const r of routes) {
-    // Reads only: a read polled again answers the same bytes, while a write's answer (a new id, a new receipt) is
-    // new every time, so remembering it would only push reads out.
-    const target = { route: r, validated: r.method === 'get' ? validated : null }
-    targets.set(`${r.method.toUpperCase()} ${r.path}`, target)
-    if (hasPath(API_PREFIX + r.path)) targets.set(`${r.method.toUpperCase()} ${API_PREFIX}${r.path}`, target)
-  }
+export function operationDispatcher(targets: ReadonlyMap<string, Target>): RequestHandler {
   return async (req, res, next) => {
     const matched = (req as ValidatedRequest).openapi
     if (matched?.openApiRoute === undefined) return next()

@@ -1,13 +1,7 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
-import { stripApiPrefix } from './auth.js'
 import { type ClientAddress, blockListOf, clientAddress, isLoopback, listContains } from './client-ip.js'
-
-/** Health probes and discovery documents stay reachable from anywhere (load balancers, peers). */
-export function isHealthOrDiscovery(path: string): boolean {
-  const p = stripApiPrefix(path)
-  return p === '/health' || p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
-}
+import { routeOf } from './operation-index.js'
 
 export interface NetworkOptions {
   readonly allowedIps: readonly string[]
@@ -16,7 +10,9 @@ export interface NetworkOptions {
 
 /**
  * Establishes the client address (`res.locals.client`) and enforces the IP allowlist
- * (`BERNSTEIN_ALLOWED_IPS`): 403 `IP <ip> not in allowed list`. Loopback is always allowed.
+ * (`BERNSTEIN_ALLOWED_IPS`): 403 `IP <ip> not in allowed list`. Loopback is always allowed, and so are the
+ * operations the contract marks `x-allowlist-exempt` (health probes and discovery documents, for load balancers
+ * and peers).
  */
 export function networkGuard(options: NetworkOptions): RequestHandler {
   const trusted = blockListOf(options.trustedProxyIps)
@@ -24,7 +20,7 @@ export function networkGuard(options: NetworkOptions): RequestHandler {
   return (req, res, next) => {
     const client: ClientAddress = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted)
     res.locals['client'] = client
-    if (allowed && !isHealthOrDiscovery(req.path) && !isLoopback(client.ip) && !listContains(allowed, client.ip)) {
+    if (allowed && !routeOf(res).policy.allowlistExempt && !isLoopback(client.ip) && !listContains(allowed, client.ip)) {
       throw new AppError('forbidden', `IP ${client.ip} not in allowed list`)
     }
     next()

@@ -6,7 +6,8 @@ import { packageRoot } from '../package-root.js'
 
 export type OpenApiDocument = {
   readonly openapi: string
-  readonly paths: Readonly<Record<string, Readonly<Record<string, { operationId?: string; security?: unknown[]; responses?: Readonly<Record<string, unknown>> }>>>>
+  /** Path items by template; their operations are read by the operation index (operation-index.ts). */
+  readonly paths: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>>>
   readonly [key: string]: unknown
 }
 
@@ -57,30 +58,4 @@ export function loadContract(): LoadedContract {
   if (String(validatorDocument.openapi).startsWith('3.2')) (validatorDocument as { openapi: string }).openapi = '3.1.1'
   cached = Object.freeze({ document, yamlText, jsonText: JSON.stringify(document), validatorDocument, fromCheckedCopy })
   return cached
-}
-
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
-
-/** The path item whose template a concrete path matches (the first, in document order), if any. */
-function pathItem(document: OpenApiDocument, path: string): OpenApiDocument['paths'][string] | undefined {
-  for (const [template, item] of Object.entries(document.paths)) {
-    const pattern = new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+') + '$')
-    if (pattern.test(path)) return item
-  }
-  return undefined
-}
-
-/** Matches a concrete path to the document's templates, for the `Allow` header of a 405. */
-export function allowedMethods(document: OpenApiDocument, path: string): string[] {
-  const item = pathItem(document, path)
-  if (item === undefined) return []
-  const methods = HTTP_METHODS.filter((m) => m in item).map((m) => m.toUpperCase())
-  if (methods.includes('GET')) methods.push('HEAD')
-  return methods
-}
-
-/** The statuses the document declares for `method` on a concrete path (empty when it documents no such operation). */
-export function documentedStatuses(document: OpenApiDocument, method: string, path: string): ReadonlySet<number> {
-  const responses = pathItem(document, path)?.[method.toLowerCase()]?.responses
-  return new Set(Object.keys(responses ?? {}).map(Number))
 }

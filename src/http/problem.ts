@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
-import { allowedMethods, documentedStatuses, type OpenApiDocument } from './openapi-document.js'
+import { routeOf } from './operation-index.js'
 
 /** The one place where error codes become HTTP statuses. */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -19,6 +19,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   method_not_allowed: 405,
   expectation_failed: 417,
   payload_too_large: 413,
+  header_fields_too_large: 431,
   unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
@@ -26,6 +27,9 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
 }
 
 export const BODY_LIMIT_BYTES = 1_048_576
+
+/** The one text of every 500: what went wrong goes to the log, never to the client. */
+const INTERNAL_DETAIL = 'Internal Server Error'
 
 /** The shape express-openapi-validator's HttpError and body-parser errors share. */
 interface HttpLikeError {
@@ -148,55 +152,21 @@ function isMalformedPath(errors: readonly { message?: string }[]): boolean {
   return errors.length === 1 && /^malformed uri/i.test(errors[0]?.message ?? '')
 }
 
-function decodes(segment: string): boolean {
-  try {
-    decodeURIComponent(segment)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/**
- * The path parameter whose value does not percent-decode, by matching the raw path against the contract's templates
- * (the most literal match wins: `/tasks/next/{role}` before `/tasks/{task_id}`), or null.
- */
-export function undecodablePathParameter(document: OpenApiDocument, rawPath: string): string | null {
-  const segments = rawPath.split('/')
-  let best: { name: string; literals: number } | null = null
-  for (const template of Object.keys(document.paths)) {
-    const parts = template.split('/')
-    if (parts.length !== segments.length) continue
-    let literals = 0
-    let name: string | null = null
-    let matches = true
-    for (let i = 0; i < parts.length && matches; i++) {
-      const part = parts[i] as string
-      const segment = segments[i] as string
-      const param = /^\{([^}]+)\}$/.exec(part)?.[1]
-      if (param === undefined) {
-        matches = part === segment
-        literals++
-      } else if (name === null && !decodes(segment)) {
-        name = param
-      }
-    }
-    if (matches && name !== null && (best === null || literals > best.literals)) best = { name, literals }
-  }
-  return best?.name ?? null
-}
-
 /**
  * A body the parser refused before validation (an unknown charset or content coding, a body that does not decode
- * or ends early). The response validator does not see such answers, so the status is chosen from what the operation
+ * or ends early). The response validator does not see such answers, so the error is chosen from what the operation
  * documents: the JSON operations document 415 and 422 (`preferred`), `/a2a/v0/tasks`, which reads its body raw and
  * checks it by hand as Bernstein does, documents 400 (Bernstein's `Invalid JSON body: …`).
  */
-function refuseBody(req: Request, res: Response, document: OpenApiDocument, preferred: 415 | 422, message: string): void {
-  if (!documentedStatuses(document, req.method, req.path).has(preferred)) return send(res, 400, { detail: `Invalid JSON body: ${message}` })
-  if (preferred === 415) return send(res, 415, { detail: message })
-  return send(res, 422, { detail: [{ loc: ['body'], msg: message, type: 'value_error' }] })
+function refusedBody(req: Request, res: Response, preferred: 'unsupported_media_type' | 'validation_failed', message: string): AppError {
+  const { operation } = routeOf(res)
+  const documented = operation !== null && operation.method === req.method && operation.statuses.has(STATUS_OF[preferred])
+  if (!documented) return new AppError('invalid_request', `Invalid JSON body: ${message}`)
+  if (preferred === 'unsupported_media_type') return new AppError(preferred, message)
+  return invalid([{ loc: ['body'], msg: message, type: 'value_error' }])
 }
+
+const invalid = (issues: readonly ValidationIssue[]): AppError => new AppError('validation_failed', 'Validation failed', { issues })
 
 function send(res: Response, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
@@ -204,7 +174,6 @@ function send(res: Response, status: number, body: unknown, headers: Readonly<Re
 }
 
 export interface ProblemOptions {
-  readonly document: OpenApiDocument
   readonly log: (error: unknown, context: { method: string; path: string }) => void
 }
 
@@ -220,56 +189,66 @@ export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
     } catch (failure) {
       // Rendering must never fall through to Express's default handler, which answers with an HTML stack trace.
       options.log(failure, logContext(req, res))
-      if (!res.headersSent) send(res, 500, { detail: 'Internal Server Error' })
+      if (!res.headersSent) send(res, STATUS_OF.internal, { detail: INTERNAL_DETAIL })
     }
   }
 }
 
 function render(error: unknown, req: Request, res: Response, options: ProblemOptions): void {
-  if (error instanceof AppError) {
-    const status = STATUS_OF[error.code]
-    if (error.code === 'validation_failed') return send(res, status, { detail: error.issues }, error.headers)
-    if (status >= 500) options.log(error, logContext(req, res))
-    return send(res, status, { detail: error.message, ...error.extra }, error.headers)
+  const known = asAppError(error, req, res)
+  if (known === null) {
+    options.log(error, logContext(req, res))
+    return send(res, STATUS_OF.internal, { detail: INTERNAL_DETAIL })
   }
+  const status = STATUS_OF[known.code]
+  if (known.code === 'validation_failed') return send(res, status, { detail: known.issues }, known.headers)
+  if (status >= 500) options.log(error, logContext(req, res))
+  return send(res, status, { detail: known.message, ...known.extra }, known.headers)
+}
+
+/**
+ * What an error raised anywhere in the stack stands for, as an error code of the one table (body-parser's and the
+ * validator's errors carry HTTP statuses of their own); null when it is not recognised (a 500).
+ */
+function asAppError(error: unknown, req: Request, res: Response): AppError | null {
+  if (error instanceof AppError) return error
   if (isNulRejection(error)) {
     // The statement failed inside its transaction, so nothing was written; the input, not the server, is at fault.
-    return send(res, 422, { detail: [{ loc: nulLocation(req), msg: 'String must not contain the NUL character (\\u0000)', type: 'value_error' }] })
+    return invalid([{ loc: nulLocation(req), msg: 'String must not contain the NUL character (\\u0000)', type: 'value_error' }])
   }
   const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
   const status = http.status ?? http.statusCode
   switch (http.type) {
     case 'entity.parse.failed':
-      return send(res, 422, { detail: [{ loc: ['body', jsonErrorPosition(http)], msg: 'JSON decode error', type: 'json_invalid' }] })
+      return invalid([{ loc: ['body', jsonErrorPosition(http)], msg: 'JSON decode error', type: 'json_invalid' }])
     case 'entity.too.large':
-      return send(res, 413, { detail: tooLargeDetail(req, http) })
+      return new AppError('payload_too_large', tooLargeDetail(req, http))
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return refuseBody(req, res, options.document, 415, http.message ?? 'Unsupported Media Type')
+      return refusedBody(req, res, 'unsupported_media_type', http.message ?? 'Unsupported Media Type')
     case 'request.aborted':
-      return refuseBody(req, res, options.document, 422, 'Request body ended before its declared length')
+      return refusedBody(req, res, 'validation_failed', 'Request body ended before its declared length')
     case 'request.size.invalid':
-      return refuseBody(req, res, options.document, 422, 'Request body size does not match Content-Length')
+      return refusedBody(req, res, 'validation_failed', 'Request body size does not match Content-Length')
   }
   if (Array.isArray(http.errors) && typeof status === 'number') {
     const isResponseError = http.errors.some((e) => (e.path ?? '').startsWith('/response'))
     if (status === 400 && isMalformedPath(http.errors)) {
-      const param = undecodablePathParameter(options.document, req.path)
-      return send(res, 422, { detail: [{ loc: param === null ? ['path'] : ['path', param], msg: MALFORMED_PATH_MESSAGE, type: 'value_error' }] })
+      const param = routeOf(res).undecodableParameter
+      return invalid([{ loc: param === null ? ['path'] : ['path', param], msg: MALFORMED_PATH_MESSAGE, type: 'value_error' }])
     }
-    if (status === 400 && !isResponseError) return send(res, 422, { detail: http.errors.map(validatorIssue) })
-    if (status === 404) return send(res, 404, { detail: 'Not Found' })
+    if (status === 400 && !isResponseError) return invalid(http.errors.map(validatorIssue))
+    if (status === 404) return new AppError('not_found', 'Not Found')
     if (status === 405) {
       // The validator refuses every method the contract does not list, HEAD included, so HEAD is not advertised.
-      const allow = allowedMethods(options.document, req.path).filter((m) => m !== 'HEAD')
-      return send(res, 405, { detail: 'Method Not Allowed' }, { Allow: allow.join(', ') })
+      const allow = routeOf(res).path?.methods ?? []
+      return new AppError('method_not_allowed', 'Method Not Allowed', { headers: { Allow: allow.join(', ') } })
     }
-    if (status === 415) return send(res, 415, { detail: `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}` })
+    if (status === 415) return new AppError('unsupported_media_type', `Unsupported Media Type: ${req.headers['content-type'] ?? 'none'}`)
   }
   // body-parser's other client errors carry no `type`, e.g. a body that does not decode as its Content-Encoding.
-  if (status === 400 && http.expose === true) return refuseBody(req, res, options.document, 422, 'Request body does not decode as its Content-Encoding')
-  options.log(error, logContext(req, res))
-  return send(res, 500, { detail: 'Internal Server Error' })
+  if (status === 400 && http.expose === true) return refusedBody(req, res, 'validation_failed', 'Request body does not decode as its Content-Encoding')
+  return null
 }
 
 /** What an error log line says of its request: the request id (as in the request log line and `X-Request-Id`) ties the two. */
@@ -285,8 +264,8 @@ export function lastResortErrorHandler(logger: { error(obj: unknown, msg?: strin
       res.destroy()
       return
     }
-    res.statusCode = 500
+    res.statusCode = STATUS_OF.internal
     res.setHeader('Content-Type', 'application/json; charset=utf-8')
-    res.end('{"detail":"Internal Server Error"}')
+    res.end(JSON.stringify({ detail: INTERNAL_DETAIL }))
   }
 }

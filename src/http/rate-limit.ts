@@ -3,9 +3,9 @@ import { AppError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { Caller } from '../auth/caller.js'
 import { type ClientAddress, isLoopback } from './client-ip.js'
-import { isHealthOrDiscovery } from './network.js'
+import { type RateLimitBucket, routeOf } from './operation-index.js'
 
-export type Bucket = 'default_write' | 'default_read'
+export type Bucket = RateLimitBucket
 
 /** One bucket's counter: a thin seam over rate-limiter-flexible so the store behind it can vary per engine. */
 export interface BucketLimiter {
@@ -20,21 +20,20 @@ export interface RateLimitOptions {
   readonly logger: Logger
 }
 
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
-
 function isRejection(value: unknown): value is { msBeforeNext: number } {
   return typeof value === 'object' && value !== null && 'msBeforeNext' in value && typeof value.msBeforeNext === 'number'
 }
 
 /**
- * Per-client limits (token id, else IP) in two buckets, after authentication so that an anonymous caller learns
- * nothing about them. 429 with `Retry-After` in whole seconds (bernstein-behaviour.md §1.6).
+ * Per-client limits (token id, else IP) in the bucket the operation names (`x-rate-limit-bucket`), after
+ * authentication so that an anonymous caller learns nothing about them. 429 with `Retry-After` in whole seconds
+ * (bernstein-behaviour.md §1.6).
  */
 export function rateLimit(options: RateLimitOptions): RequestHandler {
-  return async (req, res, next) => {
+  return async (_req, res, next) => {
     const client = res.locals['client'] as ClientAddress
-    if (isHealthOrDiscovery(req.path) || (isLoopback(client.ip) && !client.forwarded && !options.limitLoopback)) return next()
-    const bucket: Bucket = WRITE_METHODS.has(req.method) ? 'default_write' : 'default_read'
+    const bucket = routeOf(res).policy.rateLimitBucket
+    if (bucket === null || (isLoopback(client.ip) && !client.forwarded && !options.limitLoopback)) return next()
     const limiter = options.limiters[bucket]
     if (!limiter) return next()
     const caller = res.locals['caller'] as Caller

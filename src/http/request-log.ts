@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { RequestHandler } from 'express'
 import type { Logger } from '../logger.js'
 import type { Caller } from '../auth/caller.js'
-import { validatedOperation } from './dispatch.js'
-import type { OperationIndex } from './operation-index.js'
+import { routeIfMatched } from './operation-index.js'
 
 /** A caller-supplied request id is echoed only when it is short and made of safe characters (no log injection). */
 const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
@@ -30,7 +29,6 @@ export interface RequestRecord {
 
 export interface RequestLogOptions {
   readonly logger: Logger
-  readonly operations: OperationIndex
   /** Called once per finished request (metrics). */
   readonly onFinish?: (record: RequestRecord) => void
 }
@@ -50,14 +48,14 @@ export function requestLog(options: RequestLogOptions): RequestHandler {
     const finish = (aborted: boolean): void => {
       if (done) return
       done = true
-      // The validator already matched most requests; only those it never saw (refused earlier) are matched again.
-      const matched = validatedOperation(req) ?? options.operations.match(req.method, req.path)
+      // The request was matched once, first of all (matchOperation): refusals before the validator are named too.
+      const matched = routeIfMatched(res)
       const caller = res.locals['caller'] as Caller | undefined
       const record: RequestRecord = {
         requestId,
         method: req.method,
-        route: matched?.template ?? options.operations.template(req.path),
-        operationId: matched?.operationId ?? null,
+        route: matched?.path?.template ?? null,
+        operationId: matched?.operation?.operationId ?? null,
         status: res.statusCode,
         durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
         tenant: caller?.tenantId ?? null,

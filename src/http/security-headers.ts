@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { RequestHandler } from 'express'
 import helmet from 'helmet'
+import { routeOf } from './operation-index.js'
 
 /**
  * Helmet's defaults with one change for the reference page: no `upgrade-insecure-requests`, which would rewrite
@@ -9,10 +10,6 @@ import helmet from 'helmet'
  */
 const docsHelmet = helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
 const apiHelmet = helmet()
-
-export function isDocsPath(path: string): boolean {
-  return path === '/docs' || path.startsWith('/docs/')
-}
 
 type HeaderTarget = Pick<ServerResponse, 'setHeader' | 'removeHeader'>
 
@@ -54,10 +51,10 @@ export function recordHeaders(middleware: RequestHandler): (res: HeaderTarget) =
 const apiHeaders = recordHeaders(apiHelmet)
 const docsHeaders = recordHeaders(docsHelmet)
 
-/** Security headers: helmet's defaults everywhere, the docs variant on `/docs` and its assets. */
+/** Security headers: helmet's defaults everywhere, the docs variant where the contract says so (`x-security-headers`). */
 export function securityHeaders(): RequestHandler {
-  return (req, res, next) => {
-    ;(isDocsPath(req.path) ? docsHeaders : apiHeaders)(res)
+  return (_req, res, next) => {
+    ;(routeOf(res).policy.headers === 'docs-page' ? docsHeaders : apiHeaders)(res)
     next()
   }
 }

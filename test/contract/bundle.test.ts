@@ -23,7 +23,7 @@ describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the gl
     const bundle = readFileSync(CLI_ENTRY[0]!, 'utf8')
     // Booleans, not toContain: a failure must not print three megabytes of bundle.
     for (const name of BUNDLE_EXTERNALS) expect(bundle.includes(`require("${name}")`) || bundle.includes(`from"${name}"`), name).toBe(true)
-    // The operation lookup requires the validator's path-to-regexp at run time: the validator shares that copy.
+    // Express's router and the validator load path-to-regexp from node_modules at run time, and share that copy.
     expect(bundle.includes('function pathToRegexp('), 'a bundled copy of path-to-regexp').toBe(false)
   })
 

@@ -3,15 +3,9 @@ import frameworkModule from 'express-openapi-validator/dist/framework/index.js'
 import ajvOptionsModule from 'express-openapi-validator/dist/framework/ajv/options.js'
 import preprocessorModule from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
 import { describe, expect, it } from 'vitest'
-import { loadContract } from '../../../src/http/openapi-document.js'
-import {
-  bundleWithValidator,
-  markBundled,
-  resolveLocalRefsWithoutCompiling,
-  resolveSchemaWithAjv,
-  skipBundlingOfBundledDocuments,
-} from '../../../src/http/validator-document-load.js'
-import { validatorPingPerTest } from '../../helpers/validator-ping.js'
+import { loadContract } from '../../../../src/http/openapi-document.js'
+import { bundleWithValidator, installValidatorPatches, markBundled, resolveSchemaWithAjv } from '../../../../src/http/validator-patches.js'
+import { validatorPingPerTest } from '../../../helpers/validator-ping.js'
 
 type Preprocessor = {
   preProcess(): { apiDoc: object; apiDocRes: object | null }
@@ -63,9 +57,9 @@ describe("the shipped contract and express-openapi-validator's bundling", () => 
   })
 })
 
-describe('skipBundlingOfBundledDocuments', () => {
-  skipBundlingOfBundledDocuments()
-  skipBundlingOfBundledDocuments() // idempotent
+describe('skipping the bundling of bundled documents', () => {
+  installValidatorPatches()
+  installValidatorPatches() // idempotent
 
   it('returns a marked document as it is, and still bundles (here: fails to) one that is not marked', async () => {
     const marked = markBundled(unbundlable())
@@ -87,9 +81,9 @@ describe('skipBundlingOfBundledDocuments', () => {
   })
 })
 
-describe('resolveLocalRefsWithoutCompiling', () => {
-  resolveLocalRefsWithoutCompiling()
-  resolveLocalRefsWithoutCompiling() // idempotent
+describe('resolving local refs without compiling', () => {
+  installValidatorPatches()
+  installValidatorPatches() // idempotent
 
   it('resolves every $ref of the contract to the very object the validator resolved it to', () => {
     const document = structuredClone(loadContract().validatorDocument)

@@ -1,7 +1,7 @@
 import schemaValidatorModule from 'express-openapi-validator/dist/framework/openapi.schema.validator.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { deferOpenApiSchemaCompilation, openApiSchemaCompilationDeferred } from '../../../src/http/validator-spec-check.js'
-import { validatorPingPerTest } from '../../helpers/validator-ping.js'
+import { installValidatorPatches, openApiSchemaCompilationDeferred } from '../../../../src/http/validator-patches.js'
+import { validatorPingPerTest } from '../../../helpers/validator-ping.js'
 
 const VALID = {
   openapi: '3.1.0',
@@ -22,15 +22,15 @@ afterEach(() => {
 
 describe("express-openapi-validator's check of the OpenAPI document, compiled on first use", () => {
   it('is in place once deferred, and deferring twice changes nothing', () => {
-    deferOpenApiSchemaCompilation()
+    installValidatorPatches()
     const first = schemaValidatorModule.OpenAPISchemaValidator
-    deferOpenApiSchemaCompilation()
+    installValidatorPatches()
     expect(openApiSchemaCompilationDeferred()).toBe(true)
     expect(schemaValidatorModule.OpenAPISchemaValidator).toBe(first)
   })
 
   it('still refuses an invalid document when validateApiSpec is on', async () => {
-    deferOpenApiSchemaCompilation()
+    installValidatorPatches()
     vi.spyOn(console, 'error').mockImplementation(() => {})
     const refused = await ping(INVALID, true)
     expect(refused.status).toBe(500)
@@ -39,7 +39,7 @@ describe("express-openapi-validator's check of the OpenAPI document, compiled on
   })
 
   it('reports the same errors as before when called directly', () => {
-    deferOpenApiSchemaCompilation()
+    installValidatorPatches()
     const validator = new schemaValidatorModule.OpenAPISchemaValidator({ version: '3.1.0', validateApiSpec: true })
     expect(validator.validate(VALID as never).errors).toEqual([])
     const errors = validator.validate(INVALID as never).errors ?? []
@@ -47,7 +47,7 @@ describe("express-openapi-validator's check of the OpenAPI document, compiled on
   })
 
   it('serves requests without checking the document when validateApiSpec is off', async () => {
-    deferOpenApiSchemaCompilation()
+    installValidatorPatches()
     expect(await ping(VALID, false)).toEqual({ status: 200, error: null })
   })
 })

@@ -3,8 +3,9 @@ import ajvOptionsModule from 'express-openapi-validator/dist/framework/ajv/optio
 import validatorModule from 'express-openapi-validator/dist/openapi.validator.js'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadContract } from '../../../src/http/openapi-document.js'
-import { indexValidatorOperationLookup, indexedOperationLookup } from '../../../src/http/validator-route-lookup.js'
+import { loadContract } from '../../../../src/http/openapi-document.js'
+import { OperationIndex } from '../../../../src/http/operation-index.js'
+import { indexedOperationLookup, installValidatorPatches } from '../../../../src/http/validator-patches.js'
 
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
 type Handler = (req: object, res: object, next: () => void) => void
@@ -30,7 +31,7 @@ interface Outcome {
   readonly params?: unknown
 }
 
-function run(handler: Handler, method: string, url: string, settings: { sensitive: boolean; strict: boolean }): Outcome {
+function run(handler: Handler, method: string, url: string, settings: { sensitive: boolean; strict: boolean }, res: object = {}): Outcome {
   const query = url.indexOf('?')
   const req: Record<string, unknown> = {
     method,
@@ -43,7 +44,7 @@ function run(handler: Handler, method: string, url: string, settings: { sensitiv
   }
   let next = false
   try {
-    handler(req, {}, () => (next = true))
+    handler(req, res, () => (next = true))
   } catch (error) {
     const e = error as Record<string, unknown>
     return { error: { name: (error as Error).constructor.name, status: e['status'], message: e['message'], path: e['path'], headers: e['headers'], errors: e['errors'] } }
@@ -103,6 +104,22 @@ describe('the indexed operation lookup', () => {
     )
   })
 
+  it("answers the same from the app's own match of the request (res.locals), made once before the validator", () => {
+    const original = applyOpenApiMetadata(state.context, state.responseApiDoc)
+    const indexed = indexedOperationLookup(state.context as never, state.responseApiDoc as never) as unknown as Handler
+    const operations = new OperationIndex(loadContract().document)
+    fc.assert(
+      fc.property(fc.constantFrom(...METHODS), url(), fc.boolean(), (method, path, strict) => {
+        // As the app sets them: case-sensitive routing, and the match made on the path without its query.
+        const settings = { sensitive: true, strict }
+        const query = path.indexOf('?')
+        const res = { locals: { route: operations.match(method, query < 0 ? path : path.slice(0, query)) } }
+        expectSame(run(indexed, method, path, settings, res), run(original, method, path, settings), `${method} ${path} ${JSON.stringify(settings)}`)
+      }),
+      { numRuns: 5000 },
+    )
+  })
+
   it('covers what it claims: matches, 405s, 404s, malformed escapes and pass-throughs all occur', () => {
     const indexed = indexedOperationLookup(state.context as never, state.responseApiDoc as never) as unknown as Handler
     const settings = { sensitive: true, strict: true }
@@ -126,10 +143,10 @@ describe('the indexed operation lookup', () => {
   })
 
   it('is what the validator uses once installed, and installing twice changes nothing', () => {
-    indexValidatorOperationLookup()
+    installValidatorPatches()
     const prototype = validatorModule.OpenApiValidator.prototype as unknown as { metadataMiddleware: unknown }
     const installed = prototype.metadataMiddleware
-    indexValidatorOperationLookup()
+    installValidatorPatches()
     expect(prototype.metadataMiddleware).toBe(installed)
     expect((installed as { indexed?: boolean }).indexed).toBe(true)
   })
