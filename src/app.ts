@@ -34,6 +34,8 @@ import { deferOpenApiSchemaCompilation } from './http/validator-spec-check.js'
 import { markBundled, resolveLocalRefsWithoutCompiling, skipBundlingOfBundledDocuments } from './http/validator-document-load.js'
 
 export interface AppDeps extends ServiceDeps {
+  /** The node's services (`openNode`), built over the same store; built here from the deps above when absent. */
+  readonly services?: Services
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
   readonly resolveToken: TokenResolver | null
   readonly validateResponses?: boolean
@@ -107,7 +109,7 @@ export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? silentLogger
   const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
   metrics.observeStore(deps.store)
-  const services = createServices({ ...deps, metrics: deps.metrics ?? metrics })
+  const services = deps.services ?? createServices({ ...deps, metrics: deps.metrics ?? metrics })
   const { tasks, a2a, inbound, health, lineage } = services
 
   const app = express()
