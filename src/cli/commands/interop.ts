@@ -17,6 +17,7 @@ import { generateEd25519KeyPair, privateKeyFromPem } from '../../crypto/ed25519.
 import { keyFingerprint } from '../../crypto/fingerprint.js'
 import { writePrivateKeyFile } from '../../crypto/key-files.js'
 import { KeyRejected } from '../../crypto/key-rejected.js'
+import { CliFailure } from '../failure.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 
 /** Bernstein's defaults for `interop a2a card` (§5.5). */
@@ -161,7 +162,7 @@ async function issueCard(opts: CardOptions, json: boolean): Promise<void> {
       (error as NodeJS.ErrnoException).code === 'EEXIST' && keyPath !== null
         ? `private key file ${keyPath} already exists; pass --private-key ${keyPath} to re-issue with it, or move it away`
         : (error as Error).message
-    reportError(`could not issue capability card: ${message}`, json)
+    throw new CliFailure(`could not issue capability card: ${message}`)
   }
 }
 
@@ -170,7 +171,7 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   try {
     signed = parseCardFile(await readFile(opts.card, 'utf8'))
   } catch (error) {
-    return reportError(`could not parse capability card: ${(error as Error).message}`, json)
+    throw new CliFailure(`could not parse capability card: ${(error as Error).message}`)
   }
   const failures: string[] = []
   const verified = await verifyCapabilityCard(signed, { now: Date.now() / 1000 })
@@ -205,7 +206,7 @@ async function cardConformance(path: string, now: number, json: boolean): Promis
   try {
     value = decodeCardFile(await readFile(path, 'utf8'))
   } catch (error) {
-    return reportError(`could not parse capability card: ${(error as Error).message}`, json)
+    throw new CliFailure(`could not parse capability card: ${(error as Error).message}`)
   }
   const report = await checkCardConformance(value, now)
   if (!report.ok) fail(1)
@@ -223,7 +224,7 @@ async function agentCardConformance(path: string, jwksPath: string, opts: Confor
     card = await readFile(path)
     jwksText = await readFile(jwksPath, 'utf8')
   } catch (error) {
-    return reportError(`could not read agent card or JWKS: ${(error as Error).message}`, json)
+    throw new CliFailure(`could not read agent card or JWKS: ${(error as Error).message}`)
   }
   let jwks: unknown
   try {
@@ -241,12 +242,6 @@ async function agentCardConformance(path: string, jwksPath: string, opts: Confor
     ...report.checks.map((check) => `${check.outcome.toUpperCase()} ${check.name}: ${check.detail}`),
     report.ok ? `✓ Agent card ${path} conforms` : `✗ Agent card ${path} rejected (${report.reason ?? 'unknown'})`,
   )
-}
-
-function reportError(message: string, json: boolean): void {
-  fail(1)
-  if (json) printJson({ ok: false, error: message })
-  else process.stderr.write(`✗ ${message}\n`)
 }
 
 function fingerprintOrNull(pem: string): string | null {

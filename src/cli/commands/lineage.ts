@@ -29,21 +29,11 @@ import { LineageService } from '../../audit/lineage.service.js'
 import { TRACKER_AUDIT_CHAIN, parseTrackerLine as parseStoredLine } from '../../audit/audit-trail.js'
 import { GENESIS_PREV_HASH } from '../../lineage/tracker-entry.js'
 import { TrackerAuditVerifier } from '../../lineage/tracker-verify.js'
+import type { CliContext } from '../context.js'
+import { CliFailure, EXIT_UNUSABLE, fileErrorText } from '../failure.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
-import { withStore } from '../store-context.js'
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
-class ImportRefused extends Error {}
-
-/** File-system errors in words, without Node's `ENOENT: …, open '<path>'` prefix (the caller names the file). */
-const FS_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory' }
-
-function errorText(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | null)?.code
-  if (code !== undefined && FS_ERRORS[code] !== undefined) return FS_ERRORS[code]
-  return error instanceof Error ? error.message : String(error)
-}
 
 /**
  * A file named on the command line must exist: Bernstein's verifier reads a missing log as an empty, valid one,
@@ -54,10 +44,9 @@ async function assertReadable(path: string): Promise<void> {
   if ((await stat(path)).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
 }
 
-function reportError(cmd: Command, message: string, code: number): void {
-  if (wantsJson(cmd)) printJson({ ok: false, error: message })
-  else printLines(`✗ ${message}`)
-  fail(code)
+/** A failure of these commands: `✗ <message>` on stdout as Bernstein prints it (`{ok: false, error}` with --json). */
+function failure(message: string, exitCode = 1): CliFailure {
+  return new CliFailure(message, { exitCode, stdout: true })
 }
 
 // ---------------------------------------------------------------------------
@@ -71,8 +60,8 @@ export interface TrackerAuditVerifyOptions {
 }
 
 /** Verifies the chain in the node's database (SQLite in the data dir, or DATABASE_URL) under its audit key. */
-async function verifyStoredChain(keyFile: string | undefined): Promise<TrackerAuditVerifyResult> {
-  return withStore(async (store, config) => {
+async function verifyStoredChain(cli: CliContext, keyFile: string | undefined): Promise<TrackerAuditVerifyResult> {
+  return cli.withStore(async (store, config) => {
     const key = readAuditKey(keyFile ?? config.auditKeyPath)
     return new LineageService(store, key, config.issuer).verify()
   })
@@ -135,12 +124,12 @@ interface InspectOptions {
   expectedIssuer?: string
 }
 
-async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
+async function wrapAction(cli: CliContext, opts: WrapOptions, cmd: Command): Promise<void> {
   let read: EntriesRead
   let issuer = opts.issuer
   try {
     if (opts.file === undefined) {
-      read = await withStore(async (store, config) => {
+      read = await cli.withStore(async (store, config) => {
         issuer ??= config.issuer
         const lines = await store.repos.chains.list({ chain: TRACKER_AUDIT_CHAIN, ...(opts.ticketId !== undefined && { ticketId: opts.ticketId }) })
         return { ok: true as const, entries: lines.map((l) => parseStoredLine(l.line)) }
@@ -149,10 +138,10 @@ async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
       read = await readTrackerEntries(opts.file)
     }
   } catch (error) {
-    return reportError(cmd, `could not read ${opts.file ?? 'the database'}: ${errorText(error)}`, 1)
+    throw failure(`could not read ${opts.file ?? 'the database'}: ${fileErrorText(error)}`)
   }
-  if (!read.ok) return reportError(cmd, `could not read ${opts.file}: ${read.error}`, 1)
-  if (issuer === undefined) return reportError(cmd, '--issuer is required with --file', 2)
+  if (!read.ok) throw failure(`could not read ${opts.file}: ${read.error}`)
+  if (issuer === undefined) throw failure('--issuer is required with --file', EXIT_UNUSABLE)
   const wrapOptions: { sourceIssuer: string; ticketId?: string; trackerName?: string } = { sourceIssuer: issuer }
   if (opts.ticketId !== undefined) wrapOptions.ticketId = opts.ticketId
   if (opts.trackerName !== undefined) wrapOptions.trackerName = opts.trackerName
@@ -185,13 +174,13 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
   try {
     text = STRICT_UTF8.decode(await readFile(opts.file))
   } catch (error) {
-    return reportError(cmd, `could not read envelope: ${errorText(error)}`, 1)
+    throw failure(`could not read envelope: ${fileErrorText(error)}`)
   }
   let value: PyValue
   try {
     value = parsePythonJson(text)
   } catch (error) {
-    return reportError(cmd, `could not parse envelope: ${pythonJsonDecodeText(error, text)}`, 1)
+    throw failure(`could not parse envelope: ${pythonJsonDecodeText(error, text)}`)
   }
   const parseOptions: LineageEnvelopeParseOptions = {}
   // As a strict receiver checks: a per-ticket envelope (what `wrap --ticket-id` and a delegation carry) skips the
@@ -238,7 +227,7 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
 }
 
 /** Registers `lineage tracker-audit verify` and `lineage envelope wrap | inspect`. */
-export function registerLineage(program: Command): void {
+export function registerLineage(program: Command, cli: CliContext): void {
   const lineage = program.command('lineage').description('tracker-audit chains and lineage_v2 envelopes')
 
   const trackerAudit = lineage.command('tracker-audit').description('the signed tracker-audit log (HMAC chain)')
@@ -248,15 +237,15 @@ export function registerLineage(program: Command): void {
     .option('--file <path>', 'tracker-audit JSONL file (must exist); default: the server database')
     .option('--key-file <path>', 'audit key file: 64 hex characters whose ASCII bytes are the key (mode 0600); default: the node audit key')
     .action(async (opts: Partial<TrackerAuditVerifyOptions>, cmd: Command) => {
+      if (opts.file !== undefined && opts.keyFile === undefined) throw failure('--key-file is required with --file', EXIT_UNUSABLE)
       let result: TrackerAuditVerifyResult
       try {
-        if (opts.file === undefined) result = await verifyStoredChain(opts.keyFile)
-        else if (opts.keyFile === undefined) return reportError(cmd, '--key-file is required with --file', 2)
-        else result = await runTrackerAuditVerify({ file: opts.file, keyFile: opts.keyFile })
+        if (opts.file === undefined) result = await verifyStoredChain(cli, opts.keyFile)
+        else result = await runTrackerAuditVerify({ file: opts.file, keyFile: opts.keyFile as string })
       } catch (error) {
         // A key problem is an operator error, not tampering: exit 2 as Bernstein does without its secret.
-        if (error instanceof AuditKeyError) return reportError(cmd, error.message, 2)
-        return reportError(cmd, `could not read ${opts.file ?? 'the database'}: ${errorText(error)}`, 1)
+        if (error instanceof AuditKeyError) throw failure(error.message, EXIT_UNUSABLE)
+        throw failure(`could not read ${opts.file ?? 'the database'}: ${fileErrorText(error)}`)
       }
       reportTrackerAuditVerify(result, wantsJson(cmd))
     })
@@ -266,7 +255,7 @@ export function registerLineage(program: Command): void {
     .description("write the server's chain as Bernstein's JSONL file (byte-identical lines)")
     .requiredOption('--output <path>', 'the JSONL file to write')
     .action(async (opts: { output: string }, cmd: Command) => {
-      const lines = await withStore(async (store) => {
+      const lines = await cli.withStore(async (store) => {
         const out: string[] = []
         for await (const line of store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) out.push(line.line + '\n')
         return out
@@ -284,38 +273,31 @@ export function registerLineage(program: Command): void {
       try {
         await assertReadable(opts.file)
       } catch (error) {
-        return reportError(cmd, `could not read ${opts.file}: ${errorText(error)}`, 1)
+        throw failure(`could not read ${opts.file}: ${fileErrorText(error)}`)
       }
-      const outcome = await withStore(async (store, config) => {
+      const imported = await cli.withStore(async (store, config) => {
         const key = readAuditKey(config.auditKeyPath)
-        try {
-          const imported = await store.transaction(async (repos) => {
-            let head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
-            // Verify as a continuation of the stored chain: the first line must link to our head.
-            const verifier = new TrackerAuditVerifier(key, { prevEntryHash: head.headHash })
-            let count = 0
-            for await (const raw of readByteLines(opts.file)) {
-              const failure = verifier.push(raw)
-              // Throwing rolls back every line appended so far: an import is all or nothing.
-              if (failure !== null) throw new ImportRefused(failure)
-              const text = STRICT_UTF8.decode(raw).trim()
-              if (text === '') continue
-              const entry = parseStoredLine(text)
-              await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })
-              head = { headHash: entry.entry_hash, length: head.length + 1 }
-              count += 1
-            }
-            return count
-          })
-          return { ok: true as const, imported }
-        } catch (error) {
-          if (error instanceof ImportRefused) return { ok: false as const, error: error.message }
-          throw error
-        }
+        return store.transaction(async (repos) => {
+          let head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
+          // Verify as a continuation of the stored chain: the first line must link to our head.
+          const verifier = new TrackerAuditVerifier(key, { prevEntryHash: head.headHash })
+          let count = 0
+          for await (const raw of readByteLines(opts.file)) {
+            const refused = verifier.push(raw)
+            // Throwing rolls back every line appended so far: an import is all or nothing.
+            if (refused !== null) throw failure(`not imported: ${refused}`)
+            const text = STRICT_UTF8.decode(raw).trim()
+            if (text === '') continue
+            const entry = parseStoredLine(text)
+            await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })
+            head = { headHash: entry.entry_hash, length: head.length + 1 }
+            count += 1
+          }
+          return count
+        })
       })
-      if (!outcome.ok) return reportError(cmd, `not imported: ${outcome.error}`, 1)
-      if (wantsJson(cmd)) return printJson({ ok: true, imported: outcome.imported })
-      printLines(`✓ imported ${outcome.imported} entr${outcome.imported === 1 ? 'y' : 'ies'}`)
+      if (wantsJson(cmd)) return printJson({ ok: true, imported })
+      printLines(`✓ imported ${imported} entr${imported === 1 ? 'y' : 'ies'}`)
     })
 
   const envelope = lineage.command('envelope').description(`the ${LINEAGE_ENVELOPE_FIELD} envelope`)
@@ -327,7 +309,7 @@ export function registerLineage(program: Command): void {
     .option('--ticket-id <id>', 'only entries of this ticket')
     .option('--tracker-name <name>', 'only entries of this tracker')
     .option('--output <path>', 'write the payload bytes here instead of stdout')
-    .action(wrapAction)
+    .action((opts: WrapOptions, cmd: Command) => wrapAction(cli, opts, cmd))
 
   envelope
     .command('inspect')
