@@ -1,15 +1,18 @@
 /**
  * `serve` checks what can make it fail before it creates anything: a port in use is reported before the data
  * directory, the operator token, the keys or the database exist; a PostgreSQL database that does not exist is
- * reported with the command that creates it.
+ * reported with the command that creates it. Bound before the node has opened, it holds the requests that arrive
+ * meanwhile and answers them once it is ready.
  */
+import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { type Server, createServer } from 'node:net'
+import { type Server, connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort, runCli } from '../helpers/cli.js'
+import { CLI_ENTRY, freePort, runCli } from '../helpers/cli.js'
 import { PG_URL, pgSuiteName } from '../pg/support.js'
 
 const TOKEN = 'serve-startup-token-0123456789'
@@ -57,6 +60,61 @@ describe('serve on a port in use', { timeout: 120_000 }, () => {
     const free = createServer()
     await new Promise<void>((resolve, reject) => free.once('error', reject).listen(port, '127.0.0.1', resolve))
     await new Promise<void>((resolve) => free.close(() => resolve()))
+  })
+})
+
+/** Resolves once something accepts TCP connections on the loopback `port`. */
+async function accepting(port: number): Promise<void> {
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1')
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve(true)
+      })
+      socket.once('error', () => resolve(false))
+    })
+    if (ok) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe('serve while the node opens', { timeout: 120_000 }, () => {
+  it('holds a request that arrives between binding and ready, and answers it once the node is open', async () => {
+    const dataDir = mkdtempSync(join(root, 'held-'))
+    // Another writer holds the (empty) database: the migrations of `serve`, which run after it bound its port, wait
+    // (SQLite busy timeout, 5 s) until the test lets go.
+    const holder = new SQLite(join(dataDir, 'bernstein-a2a.sqlite'))
+    holder.pragma('journal_mode = WAL')
+    holder.exec('BEGIN EXCLUSIVE')
+    const port = await freePort()
+    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
+      env: { ...process.env, BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_PORT: String(port), BERNSTEIN_FEDERATION_POLL_MS: '0', BERNSTEIN_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    try {
+      await accepting(port)
+      let answered = false
+      const answer = fetch(`http://127.0.0.1:${port}/health/live`).then((response) => {
+        answered = true
+        return response
+      })
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect({ answered, output }).toEqual({ answered: false, output: '' })
+      holder.exec('COMMIT')
+      const response = await answer
+      expect(response.status).toBe(200)
+      expect(output).toContain(`bernstein-a2a listening on http://127.0.0.1:${port}`)
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK')
+      holder.close()
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    }
   })
 })
 
