@@ -171,52 +171,46 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const server = createHttpServer()
   const waiting = holdRequests(server)
   const boundPort = await listen(server, config.port, config.host)
-  let node: Node
-  let limiters: Partial<Record<Bucket, BucketLimiter>>
-  let resolveToken: TokenResolver | null
+  let node: Node | undefined
+  let app: App
   try {
     node = await openNode(config, { boundPort, migrations: config.migrateOnStart ? 'apply' : 'refuse-pending', logger })
-    try {
-      limiters = await rateLimiters(config, node.connection)
-      resolveToken = tokenResolver(config, node.store, logger)
-    } catch (error) {
-      await node.close()
-      throw error
-    }
+    app = createApp({
+      services: node.services,
+      store: node.store,
+      auditKey: node.auditKey,
+      issuer: config.issuer,
+      attestor: node.attestor,
+      identity: node.identity,
+      publicBaseUrl: node.publicBaseUrl,
+      resolveToken: tokenResolver(config, node.store, logger),
+      validateResponses: config.validateResponses,
+      logger,
+      network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
+      rateLimiters: await rateLimiters(config, node.connection),
+      rateLimitLoopback: config.rateLimitLoopback,
+      metricsRegistry: node.metrics.registry,
+    })
   } catch (error) {
+    await node?.close()
     await abandon(server)
     throw error
   }
-  const app = createApp({
-    services: node.services,
-    store: node.store,
-    auditKey: node.auditKey,
-    issuer: config.issuer,
-    attestor: node.attestor,
-    identity: node.identity,
-    publicBaseUrl: node.publicBaseUrl,
-    resolveToken,
-    validateResponses: config.validateResponses,
-    logger,
-    network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
-    rateLimiters: limiters,
-    rateLimitLoopback: config.rateLimitLoopback,
-    metricsRegistry: node.metrics.registry,
-  })
+  const opened = node
   waiting.release(app.express)
   const follower = startFollower(app, config.federationPollMs, logger)
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
     url: `http://${host}:${boundPort}`,
     app,
-    store: node.store,
+    store: opened.store,
     async close() {
       await follower.stop()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()
       })
-      await node.close()
+      await opened.close()
     },
   }
 }
