@@ -65,20 +65,20 @@ const FILE_ERRORS: Readonly<Record<string, { readonly words: string; readonly op
   ENAMETOOLONG: { words: 'file name too long', operatorFix: true },
 }
 
-const errnoCode = (error: unknown): string | undefined => {
+const errorCode = (error: unknown): string | undefined => {
   const code = (error as Partial<NodeJS.ErrnoException> | null)?.code
   return typeof code === 'string' ? code : undefined
 }
 
 /** A file-system error in words, without Node's `ENOENT: …, open '<path>'` prefix; other errors by their message. */
 export function fileErrorText(error: unknown): string {
-  const known = FILE_ERRORS[errnoCode(error) ?? '']
+  const known = FILE_ERRORS[errorCode(error) ?? '']
   if (known !== undefined) return known.words
   return error instanceof Error ? error.message : String(error)
 }
 
 function isOperatorFileError(error: unknown): error is NodeJS.ErrnoException & { path: string } {
-  return FILE_ERRORS[errnoCode(error) ?? '']?.operatorFix === true && typeof (error as { path?: unknown }).path === 'string'
+  return FILE_ERRORS[errorCode(error) ?? '']?.operatorFix === true && typeof (error as { path?: unknown }).path === 'string'
 }
 
 const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
@@ -88,7 +88,7 @@ const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? wor
  * the host, port and user of DATABASE_URL; null for any other error.
  */
 export function missingDatabaseHint(error: unknown, databaseUrl: string | null): string | null {
-  if (errnoCode(error) !== '3D000' || !(error instanceof Error)) return null
+  if (errorCode(error) !== '3D000' || !(error instanceof Error)) return null
   let command = 'createdb'
   let name = /database "(.*)" does not exist/.exec(error.message)?.[1] ?? ''
   try {
