@@ -33,6 +33,8 @@ import { taskRoutes } from './tasks/task.handlers.js'
 import { installValidatorPatches, markBundled } from './http/validator-patches.js'
 
 export interface AppDeps extends ServiceDeps {
+  /** The node's services (`openNode`), built over the same store; built here from the deps above when absent. */
+  readonly services?: Services
   /** Resolves a bearer token to an identity; null disables auth (every request is the operator). */
   readonly resolveToken: TokenResolver | null
   readonly validateResponses?: boolean
@@ -86,7 +88,7 @@ export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? silentLogger
   const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
   metrics.observeStore(deps.store)
-  const services = createServices({ ...deps, metrics: deps.metrics ?? metrics })
+  const services = deps.services ?? createServices({ ...deps, metrics: deps.metrics ?? metrics })
   const { tasks, a2a, inbound, health, lineage } = services
   const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
   const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()

@@ -1,22 +1,19 @@
-import type { Server } from 'node:http'
-import { type App, createApp } from './app.js'
-import { createHttpServer } from './http/http-server.js'
-import { resolveOperatorToken, secretMatcher } from './auth/operator-token.js'
-import { type Config, defaultPublicBaseUrl } from './config.js'
-import type { TokenResolver } from './auth/caller.js'
-import type { Logger } from './logger.js'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible'
+import { type App, createApp } from './app.js'
+import { resolveOperatorToken, secretMatcher } from './auth/operator-token.js'
+import type { Config } from './config.js'
+import type { TokenResolver } from './auth/caller.js'
+import { createHttpServer } from './http/http-server.js'
 import type { Bucket, BucketLimiter } from './http/rate-limit.js'
+import type { Logger } from './logger.js'
+import { type Node, StartupError, openNode } from './node.js'
 import { randomIds, systemClock } from './runtime.js'
-import { type Connection, connect, databaseOptions, migrateToLatest, pendingMigrations } from './store/connect.js'
-import { ensureAuditKey } from './lineage/audit-key.js'
-import { ReceiptAttestor } from './receipts/receipt-attestor.js'
-import { NodeIdentity, type NodeProfile } from './identity/node-identity.js'
-import { loadNodeKeys } from './identity/node-keys.js'
-import { packageVersion } from './version.js'
+import type { Connection } from './store/connect.js'
+import type { Store } from './store/store.js'
 import { TokenService } from './auth/token.service.js'
-import { Store } from './store/store.js'
-import { PrometheusMetrics } from './http/prometheus-metrics.js'
+
+export { StartupError } from './node.js'
 
 export interface RunningServer {
   readonly url: string
@@ -26,38 +23,51 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-/** This node's published profile; `publicBaseUrl` is the configured one or, when unset, derived from the bound address. */
-export function nodeProfile(config: Config, publicBaseUrl: string): NodeProfile {
-  return {
-    issuer: config.issuer,
-    name: 'bernstein-orchestrator',
-    description: 'Bernstein, a deterministic orchestrator for CLI coding agents',
-    tools: ['task_orchestration', 'agent_spawning', 'code_review', 'a2a_message'],
-    policies: { ...config.cardPolicies },
-    publicBaseUrl,
-    version: packageVersion(),
-    cardTtlSeconds: 86_400,
-    renewBeforeSeconds: 300,
-  }
-}
-
-/**
- * The token to present to a peer: `explicit` (a `--peer-token` given for one CLI run) for every peer, else a per-URL
- * one from BERNSTEIN_PEER_TOKENS, else BERNSTEIN_PEER_TOKEN.
- */
-export function peerTokenResolver(config: Config, explicit: string | null = null): (peerUrl: string) => string | null {
-  return (peerUrl) => explicit ?? config.peerTokens[peerUrl.replace(/\/+$/, '')] ?? config.peerToken
+/** Why binding failed, with what to do, for the errors an operator fixes; null for anything else. */
+function bindFailure(error: unknown, host: string, port: number): StartupError | null {
+  const code = (error as NodeJS.ErrnoException | null)?.code
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  if (code === 'EADDRINUSE') return new StartupError(`${where} is already in use: stop the process listening there, or choose another BERNSTEIN_PORT`)
+  if (code === 'EACCES') return new StartupError(`not allowed to listen on ${where}: ports below 1024 need privileges; choose another BERNSTEIN_PORT`)
+  if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen on ${where}: ${host} is not an address of this machine (BERNSTEIN_HOST)`)
+  return null
 }
 
 /** Binds `server` and resolves with the port actually bound (the chosen one when `port` is 0). */
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject)
+    const refuse = (error: unknown): void => reject(bindFailure(error, host, port) ?? error)
+    server.once('error', refuse)
     server.listen(port, host, () => {
-      server.off('error', reject)
+      server.off('error', refuse)
       const address = server.address()
       resolve(typeof address === 'object' && address ? address.port : port)
     })
+  })
+}
+
+/**
+ * Holds the requests that arrive between binding and the app being ready, and hands them to the app, in order,
+ * once it is: a client that connects while the node opens gets its answer a little later, never a dropped request.
+ */
+function holdRequests(server: Server): { release(handler: (req: IncomingMessage, res: ServerResponse) => void): void } {
+  const held: [IncomingMessage, ServerResponse][] = []
+  const hold = (req: IncomingMessage, res: ServerResponse): void => void held.push([req, res])
+  server.on('request', hold)
+  return {
+    release(handler) {
+      server.off('request', hold)
+      server.on('request', handler)
+      for (const [req, res] of held.splice(0)) handler(req, res)
+    },
+  }
+}
+
+/** Stops listening and drops every connection (for a start that failed: nothing has been served). */
+function abandon(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections()
   })
 }
 
@@ -129,111 +139,78 @@ export async function rateLimiters(
   return limiters
 }
 
-/** The server cannot start as configured (e.g. migrations pending with BERNSTEIN_MIGRATE_ON_START=0). */
-export class StartupError extends Error {
-  override readonly name = 'StartupError'
-}
-
-async function prepareSchema(connection: Connection, migrateOnStart: boolean, logger: Logger): Promise<void> {
-  if (migrateOnStart) {
-    const migrated = await migrateToLatest(connection)
-    if (migrated.error) throw migrated.error
-    const applied = (migrated.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
-    if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`)
-    return
+/** Resolves bearer tokens: the operator token (configured, or generated in the data dir), the metrics token, issued tokens. */
+function tokenResolver(config: Config, store: Store, logger: Logger): TokenResolver | null {
+  if (config.authDisabled) {
+    logger.warn({}, 'AUTHENTICATION IS DISABLED (BERNSTEIN_AUTH_DISABLED): every request passes as the operator. Never expose this server.')
+    return null
   }
-  const pending = await pendingMigrations(connection)
-  if (pending.length > 0) {
-    throw new StartupError(
-      `${pending.length} database migration(s) pending (${pending.join(', ')}) and BERNSTEIN_MIGRATE_ON_START=0: ` +
-        'run `bernstein-a2a db migrate` with the same DATABASE_URL first, then start the server',
-    )
+  const operator = resolveOperatorToken(config.authToken, config.dataDir)
+  if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
+  const tokens = new TokenService(store, systemClock, randomIds)
+  const metricsToken = config.metricsToken
+  const isOperator = secretMatcher(operator.token)
+  const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)
+  return (token) => {
+    if (isOperator(token)) return { role: 'operator', tokenId: null, tenantId: null }
+    if (isMetrics(token)) return { role: 'metrics', tokenId: 'metrics-token', tenantId: null }
+    return tokens.resolve(token)
   }
 }
 
 /**
- * The composition root: builds real dependencies from the configuration, migrates, and listens. Everything
- * below it receives its dependencies; only this module and the CLI touch the process.
+ * The server: binds, opens the node (`openNode`) and serves it. Everything below it receives its dependencies;
+ * only this module, `src/node.ts` and the CLI touch the process.
+ *
+ * It binds first, before anything is created: a port in use is reported before the data directory, the keys, the
+ * operator token or the database are touched, and the URL the node advertises (agent card `url`, legacy card
+ * `endpoint`, sender card `endpoint`) names the port actually bound, which BERNSTEIN_PORT=0 only tells after
+ * listening. Requests that arrive while the node opens wait for it.
  */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const connection = connect(databaseOptions(config))
-  let limiters: Partial<Record<Bucket, BucketLimiter>>
-  try {
-    await prepareSchema(connection, config.migrateOnStart, logger)
-    limiters = await rateLimiters(config, connection)
-  } catch (error) {
-    await connection.close()
-    throw error
-  }
-  const store = new Store(connection)
-
-  let resolveToken: TokenResolver | null = null
-  if (config.authDisabled) {
-    logger.warn({}, 'AUTHENTICATION IS DISABLED (BERNSTEIN_AUTH_DISABLED): every request passes as the operator. Never expose this server.')
-  } else {
-    const operator = resolveOperatorToken(config.authToken, config.dataDir)
-    if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
-    const tokens = new TokenService(store, systemClock, randomIds)
-    const metricsToken = config.metricsToken
-    const isOperator = secretMatcher(operator.token)
-    const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)
-    resolveToken = (token) => {
-      if (isOperator(token)) return { role: 'operator', tokenId: null, tenantId: null }
-      if (isMetrics(token)) return { role: 'metrics', tokenId: 'metrics-token', tenantId: null }
-      return tokens.resolve(token)
-    }
-  }
-
-  const auditKey = ensureAuditKey(config.auditKeyPath)
-  const keys = await loadNodeKeys(config.dataDir)
-  const metrics = PrometheusMetrics.forProcess()
-  const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock, metrics })
-
-  // Bind first, with no handler yet: the URL the node advertises (agent card `url`, legacy card `endpoint`, sender
-  // card `endpoint`) must name the port actually bound, which BERNSTEIN_PORT=0 only tells after listening. Nothing
-  // is signed before this point (the agent card is signed on first request, from the profile below), and the app is
-  // attached synchronously after `listen` resolves, before any connection can be dispatched.
   const server = createHttpServer()
-  let boundPort: number
+  const waiting = holdRequests(server)
+  const boundPort = await listen(server, config.port, config.host)
+  let node: Node | undefined
+  let app: App
   try {
-    boundPort = await listen(server, config.port, config.host)
+    node = await openNode(config, { boundPort, migrations: config.migrateOnStart ? 'apply' : 'refuse-pending', logger })
+    app = createApp({
+      services: node.services,
+      store: node.store,
+      auditKey: node.auditKey,
+      issuer: config.issuer,
+      attestor: node.attestor,
+      identity: node.identity,
+      publicBaseUrl: node.publicBaseUrl,
+      resolveToken: tokenResolver(config, node.store, logger),
+      validateResponses: config.validateResponses,
+      logger,
+      network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
+      rateLimiters: await rateLimiters(config, node.connection),
+      rateLimitLoopback: config.rateLimitLoopback,
+      metricsRegistry: node.metrics.registry,
+    })
   } catch (error) {
-    await store.close()
+    await node?.close()
+    await abandon(server)
     throw error
   }
-  const publicBaseUrl = config.publicBaseUrl ?? defaultPublicBaseUrl(config.host, boundPort)
-  const identity = new NodeIdentity(store, keys, nodeProfile(config, publicBaseUrl), systemClock, metrics)
-  const app = createApp({
-    store,
-    auditKey,
-    issuer: config.issuer,
-    attestor,
-    identity,
-    publicBaseUrl,
-    resolveToken,
-    validateResponses: config.validateResponses,
-    logger,
-    network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
-    rateLimiters: limiters,
-    rateLimitLoopback: config.rateLimitLoopback,
-    metricsRegistry: metrics.registry,
-    inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },
-    federation: { peerToken: peerTokenResolver(config) },
-  })
-  server.on('request', app.express)
+  const opened = node
+  waiting.release(app.express)
   const follower = startFollower(app, config.federationPollMs, logger)
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return {
     url: `http://${host}:${boundPort}`,
     app,
-    store,
+    store: opened.store,
     async close() {
       await follower.stop()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()
       })
-      await store.close()
+      await opened.close()
     },
   }
 }

@@ -59,8 +59,7 @@ export function createServices(deps: ServiceDeps): Services {
   const ids = deps.ids ?? randomIds
   const audit = new AuditTrail({ key: deps.auditKey, clock })
   const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
-  const observers: TaskObserver[] = [audit, ...(deps.taskObservers ?? [])]
-  const tasks = new TaskService({ store: deps.store, clock, ids, observers })
+  const tasks = new TaskService({ store: deps.store, clock, ids })
   const a2a = new A2AService({
     store: deps.store,
     clock,
@@ -70,7 +69,11 @@ export function createServices(deps: ServiceDeps): Services {
     publicBaseUrl: deps.publicBaseUrl,
     artifactObservers: [audit],
   })
-  observers.push(a2a)
+  // Told inside each task change's transaction, in this order: the audit trail, any extra observers, then the A2A
+  // service (which adds the result artifact of a finished linked task and attests it).
+  tasks.subscribe(audit)
+  for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
+  tasks.subscribe(a2a)
   const gates: InboundGate[] = [
     new InboundTrustGate(deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }, audit, clock, deps.metrics ?? noMetrics),
     ...(deps.inboundGates ?? []),

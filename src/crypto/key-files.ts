@@ -111,6 +111,17 @@ export async function loadOrCreateKey(dataDir: string, name: KeyName): Promise<S
 }
 
 /**
+ * Loads `<dataDir>/keys/<name>.pem` without creating anything; undefined when there is no such file.
+ *
+ * @throws KeyRejected when the file is not an Ed25519 PKCS#8 PEM; InsecureKeyFile when it is group/world readable.
+ */
+export async function readStoredKey(dataDir: string, name: KeyName): Promise<StoredKey | undefined> {
+  const path = keyFilePath(dataDir, name)
+  const privateKey = await readKeyFile(path)
+  return privateKey && { name, path, privateKey, publicKey: publicKeyOf(privateKey), created: false }
+}
+
+/**
  * Replaces the current key with a fresh one. The previous key (if any) is first archived with its rotation time;
  * readers always see either the old or the new key under the current name, never no key.
  */

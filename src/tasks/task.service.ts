@@ -76,9 +76,19 @@ function jsonDepth(value: unknown, limit: number): number {
 /** The Bernstein task lifecycle: creation, listing, claiming and the transitions, one transaction each. */
 export class TaskService {
   readonly #deps: TaskServiceDeps
+  readonly #observers: TaskObserver[]
 
   constructor(deps: TaskServiceDeps) {
     this.#deps = deps
+    this.#observers = [...(deps.observers ?? [])]
+  }
+
+  /**
+   * Adds an observer, told after those already subscribed. Observers run inside the change's transaction, in
+   * subscription order. For observers built after the service (the A2A service needs the task service first).
+   */
+  subscribe(observer: TaskObserver): void {
+    this.#observers.push(observer)
   }
 
   /** Builds a new open task (used inside other services' transactions, e.g. A2A send). */
@@ -272,6 +282,6 @@ export class TaskService {
   }
 
   async #notify(repos: Repositories, action: TaskAction, before: Task | null, after: Task, note: string | null, actor: string | null): Promise<void> {
-    for (const observer of this.#deps.observers ?? []) await observer.onTaskChange(repos, { action, before, after, note, actor })
+    for (const observer of this.#observers) await observer.onTaskChange(repos, { action, before, after, note, actor })
   }
 }

@@ -127,24 +127,46 @@ describe('interop a2a card', () => {
 })
 
 describe('interop a2a verify', () => {
-  it('passes a fresh card, with and without a pinned fingerprint', async () => {
+  it('passes a fresh card with a pinned fingerprint; without one it fails closed unless --trust-on-first-use', async () => {
     const { card, run } = await issue('--json')
     const fp = (JSON.parse(run.stdout) as { fingerprint: string }).fingerprint
-    const plain = await cli('interop', 'a2a', 'verify', '--card', card)
-    expect(plain.code).toBe(0)
-    expect(plain.stdout).toBe(`✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n`)
     const pinned = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', 'sha256:00', '--trusted-fingerprint', fp)
     expect(pinned.code).toBe(0)
-    expect(JSON.parse(pinned.stdout)).toMatchObject({ ok: true, issuer: 'acme', kid: 'a2a-acme', fingerprint: fp })
+    expect(JSON.parse(pinned.stdout)).toMatchObject({ ok: true, issuer: 'acme', kid: 'a2a-acme', fingerprint: fp, key_pinned: true })
+    expect(JSON.parse(pinned.stdout)).not.toHaveProperty('warning')
+    const pinnedText = await cli('interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp)
+    expect(pinnedText).toMatchObject({ code: 0, stdout: `✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n` })
+
+    // Issue 28: no pin is a failure (it was `ok: true`, exit 0), naming both ways out.
+    const noPin = await cli('interop', 'a2a', 'verify', '--card', card)
+    expect(noPin.code).toBe(1)
+    expect(noPin.stdout).toBe(
+      `✗ Capability card ${card} is NOT valid:\n` +
+        `  - no trusted fingerprint: pin the issuer's key with --trusted-fingerprint, or accept this card's own key (${fp}) with --trust-on-first-use\n`,
+    )
+    const tofu = await cli('interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use')
+    expect(tofu.code).toBe(0)
+    expect(tofu.stdout).toBe(
+      `✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n` +
+        '  warning: the key is not pinned (trust-on-first-use): pin this fingerprint with --trusted-fingerprint from now on\n',
+    )
+    const tofuJson = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use')
+    expect(JSON.parse(tofuJson.stdout)).toMatchObject({ ok: true, fingerprint: fp, key_pinned: false, warning: expect.stringContaining('not pinned') as unknown })
+    const both = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use', '--trusted-fingerprint', fp)
+    expect(both.code).toBe(1)
+    expect(JSON.parse(both.stdout)).toMatchObject({ ok: false, code: 'usage', error: expect.stringContaining('cannot be used with') as unknown })
   })
 
-  it('a tampered card exits 1 with "NOT valid"', async () => {
-    const { card } = await issue()
+  it('a tampered card exits 1 with "NOT valid", saying the signature is invalid', async () => {
+    const { card, run: issued } = await issue('--json')
+    const fp = (JSON.parse(issued.stdout) as { fingerprint: string }).fingerprint
     const text = await readFile(card, 'utf8')
     await writeFile(card, text.replace('"cost_cap_usd": 10.0', '"cost_cap_usd": 1.0'))
-    const run = await cli('interop', 'a2a', 'verify', '--card', card)
+    // Pinned to its own key, so the signature is the only failing check. (Issue 28: the failure names its check; it
+    // was "signature is invalid or the card has expired".)
+    const run = await cli('interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp)
     expect(run.code).toBe(1)
-    expect(run.stdout).toBe(`✗ Capability card ${card} is NOT valid:\n  - signature is invalid or the card has expired\n`)
+    expect(run.stdout).toBe(`✗ Capability card ${card} is NOT valid:\n  - signature is invalid (JWS signature does not verify)\n`)
   })
 
   it('an untrusted fingerprint and the policy flags give Bernstein’s failure texts', async () => {
@@ -167,14 +189,16 @@ describe('interop a2a verify', () => {
     const onlySandbox = await cli('interop', 'a2a', 'verify', '--card', card, '--require-sandbox-profile', 'microvm')
     expect(onlySandbox.code).toBe(1)
     expect(onlySandbox.stdout).toContain("  - sandbox profile: peer profile 'container' is weaker than required 'microvm'")
-    const satisfied = await cli('interop', 'a2a', 'verify', '--card', card, '--require-cost-cap-usd', '12.5', '--require-sandbox-profile', 'container')
+    const satisfied = await cli('interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp, '--require-cost-cap-usd', '12.5', '--require-sandbox-profile', 'container')
     expect(satisfied.code).toBe(0)
   })
 
-  it('Bernstein’s card a is expired today; its tampered copy is invalid', async () => {
+  it('Bernstein’s card a is expired today: the failure says expired (its signature is fine)', async () => {
     const a = await cli('interop', 'a2a', 'verify', '--card', vectorPath('capability_cards', 'card_a.signed.json'), '--trusted-fingerprint', CARD_A_FP)
     expect(a.code).toBe(1)
-    expect(a.stdout).toContain('  - signature is invalid or the card has expired')
+    // Issue 28: it was "signature is invalid or the card has expired".
+    expect(a.stdout).toContain('  - card has expired (expires_at=1700003600.0)')
+    expect(a.stdout).not.toContain('signature is invalid')
     expect(a.stdout).not.toContain('trusted-issuer set')
   })
 
@@ -232,7 +256,15 @@ describe('interop a2a conformance', () => {
       '--now', '1700000100', '--trusted-fingerprint', GOLDEN_FP,
     )
     expect(run.code).toBe(code)
-    expect(JSON.parse(run.stdout)).toMatchObject({ ok: code === 0, reason })
+    const report = JSON.parse(run.stdout) as { checks: Record<string, unknown>[] }
+    expect(report).toMatchObject({ ok: code === 0, reason })
+    // The shape of the --card report (issue 28: it was {name, outcome, detail}).
+    for (const check of report.checks) {
+      expect(check).toMatchObject({ name: expect.any(String) as unknown, passed: expect.any(Boolean) as unknown, detail: expect.any(String) as unknown })
+      expect(check).not.toHaveProperty('outcome')
+      if (check['skipped'] !== undefined) expect(check).toMatchObject({ skipped: true, passed: false })
+    }
+    expect(report.checks.every((check) => check['passed'] === true)).toBe(code === 0)
   })
 
   it('--agent-card text output, and untrusted_issuer without the golden fingerprint', async () => {

@@ -222,7 +222,10 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
       const before = await tokens()
       const run = await cli('token', 'create', '--role', 'agent', '--expires-in', value, '--json')
       expect(run.code).not.toBe(0)
-      expect(run.stderr).toMatch(/--expires-in <duration>.*is not a duration like 2s, 10m, 12h, 30d or 2w/)
+      // With --json the usage error is the one JSON object on stdout (issue 28; it was commander's text on stderr).
+      const reported = JSON.parse(run.stdout) as { ok: boolean; code: string; error: string }
+      expect(reported).toMatchObject({ ok: false, code: 'usage' })
+      expect(reported.error).toMatch(/--expires-in <duration>.*is not a duration like 2s, 10m, 12h, 30d or 2w/)
       expect(run.stdout).not.toMatch(/bat_/)
       noStack(run)
       expect(await tokens()).toBe(before)

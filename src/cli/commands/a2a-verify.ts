@@ -14,6 +14,7 @@ import type { A2ATaskReceipt } from '../../receipts/receipt.js'
 import { verifyReceipt } from '../../receipts/receipt-verify.js'
 import { ed25519Verifier, withoutReceipt } from '../../receipts/verify-a2a-receipt.js'
 import { decodeUtf8Strict } from '../../text/utf8.js'
+import { CliFailure } from '../failure.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 
 interface A2aVerifyOptions {
@@ -23,7 +24,8 @@ interface A2aVerifyOptions {
   jwksUrl?: string
 }
 
-class CliFailure extends Error {}
+/** A failure of `a2a verify`: `✗ <message>` on stdout and exit 1, as Bernstein's CLI prints it. */
+const failure = (message: string): CliFailure => new CliFailure(message, { stdout: true })
 
 async function readJson(path: string, what: string): Promise<PyValue> {
   let text: string
@@ -31,12 +33,12 @@ async function readJson(path: string, what: string): Promise<PyValue> {
     text = decodeUtf8Strict(await readFile(path))
   } catch (error) {
     const reason = error instanceof TypeError ? 'invalid UTF-8' : error instanceof Error ? error.message : String(error)
-    throw new CliFailure(`could not parse ${what}: ${reason}`)
+    throw failure(`could not parse ${what}: ${reason}`)
   }
   try {
     return parsePythonJson(text)
   } catch (error) {
-    throw new CliFailure(`could not parse ${what}: ${pythonJsonDecodeText(error, text)}`)
+    throw failure(`could not parse ${what}: ${pythonJsonDecodeText(error, text)}`)
   }
 }
 
@@ -45,22 +47,22 @@ async function pinnedFromJwks(url: string, kid: string): Promise<PyObject> {
   let body: string
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(10_000), headers: { accept: 'application/json' } })
-    if (!response.ok) throw new CliFailure(`could not fetch JWKS from ${url}: HTTP ${response.status}`)
+    if (!response.ok) throw failure(`could not fetch JWKS from ${url}: HTTP ${response.status}`)
     body = await response.text()
   } catch (error) {
     if (error instanceof CliFailure) throw error
-    throw new CliFailure(`could not fetch JWKS from ${url}: ${error instanceof Error ? error.message : String(error)}`)
+    throw failure(`could not fetch JWKS from ${url}: ${error instanceof Error ? error.message : String(error)}`)
   }
   let jwks: PyValue
   try {
     jwks = parsePythonJson(body)
   } catch (error) {
-    throw new CliFailure(`could not parse JWKS from ${url}: ${pythonJsonDecodeText(error, body)}`)
+    throw failure(`could not parse JWKS from ${url}: ${pythonJsonDecodeText(error, body)}`)
   }
   const keys = isPyObject(jwks) ? jwks['keys'] : undefined
-  if (!Array.isArray(keys)) throw new CliFailure(`could not parse JWKS from ${url}: no 'keys' list`)
+  if (!Array.isArray(keys)) throw failure(`could not parse JWKS from ${url}: no 'keys' list`)
   const match = keys.find((key): key is PyObject => isPyObject(key) && key['kid'] === kid)
-  if (match === undefined) throw new CliFailure(`no key with kid '${kid}' in the JWKS at ${url}`)
+  if (match === undefined) throw failure(`no key with kid '${kid}' in the JWKS at ${url}`)
   return match
 }
 
@@ -78,58 +80,51 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
     if (path !== undefined && (!existsSync(path) || statSync(path).isDirectory())) return usageError(cmd, option, path)
   }
   const json = wantsJson(cmd)
-  try {
-    const receiptValue = await readJson(opts.receipt, 'receipt')
-    const parsed = parseReceipt(receiptValue)
-    if (!parsed.ok) throw new CliFailure(`could not parse receipt: ${parsed.error}`)
-    const receipt: A2ATaskReceipt = parsed.receipt
+  const receiptValue = await readJson(opts.receipt, 'receipt')
+  const parsed = parseReceipt(receiptValue)
+  if (!parsed.ok) throw failure(`could not parse receipt: ${parsed.error}`)
+  const receipt: A2ATaskReceipt = parsed.receipt
 
-    // A receipt cannot attest its own bytes: drop it so the raw wire body can be passed as is.
-    const response = withoutReceipt(await readJson(opts.response, 'response'))
+  // A receipt cannot attest its own bytes: drop it so the raw wire body can be passed as is.
+  const response = withoutReceipt(await readJson(opts.response, 'response'))
 
-    let trustedJwk: PyObject | undefined
-    if (opts.trustedJwk !== undefined) {
-      const jwk = await readJson(opts.trustedJwk, 'trusted JWK')
-      if (!isPyObject(jwk)) throw new CliFailure('could not parse trusted JWK: a JWK must be a JSON object')
-      trustedJwk = jwk
-    } else if (opts.jwksUrl !== undefined) {
-      trustedJwk = await pinnedFromJwks(opts.jwksUrl, receipt.kid)
-    }
-
-    const verifyOptions: Parameters<typeof verifyReceipt>[2] = { verifyEd25519: ed25519Verifier }
-    if (trustedJwk !== undefined) verifyOptions.trustedJwk = trustedJwk
-    const result = await verifyReceipt(receipt, response, verifyOptions)
-
-    if (!result.ok) {
-      if (json) printJson({ ok: false, entry_hash: receipt.entry_hash, failures: result.failures })
-      else printLines(`✗ A2A receipt ${opts.receipt} is NOT valid:`, ...result.failures.map((reason) => `  - ${reason}`))
-      return fail(1)
-    }
-    if (json) {
-      const payload: Record<string, unknown> = {
-        ok: true,
-        task_id: receipt.task_id,
-        entry_hash: receipt.entry_hash,
-        content_hash: receipt.content_hash,
-        kid: receipt.kid,
-        verified_key_id: result.verifiedKeyId,
-        key_pinned: result.keyPinned,
-      }
-      if (result.warning !== undefined) payload['warning'] = result.warning
-      return printJson(payload)
-    }
-    printLines(
-      `✓ A2A receipt ${opts.receipt} is valid`,
-      `  task: ${receipt.task_id}  kid: ${receipt.kid}`,
-      `  entry: ${receipt.entry_hash}`,
-      ...(result.warning === undefined ? [] : [`  warning: ${result.warning}`]),
-    )
-  } catch (error) {
-    if (!(error instanceof CliFailure)) throw error
-    if (json) printJson({ ok: false, error: error.message })
-    else printLines(`✗ ${error.message}`)
-    fail(1)
+  let trustedJwk: PyObject | undefined
+  if (opts.trustedJwk !== undefined) {
+    const jwk = await readJson(opts.trustedJwk, 'trusted JWK')
+    if (!isPyObject(jwk)) throw failure('could not parse trusted JWK: a JWK must be a JSON object')
+    trustedJwk = jwk
+  } else if (opts.jwksUrl !== undefined) {
+    trustedJwk = await pinnedFromJwks(opts.jwksUrl, receipt.kid)
   }
+
+  const verifyOptions: Parameters<typeof verifyReceipt>[2] = { verifyEd25519: ed25519Verifier }
+  if (trustedJwk !== undefined) verifyOptions.trustedJwk = trustedJwk
+  const result = await verifyReceipt(receipt, response, verifyOptions)
+
+  if (!result.ok) {
+    if (json) printJson({ ok: false, entry_hash: receipt.entry_hash, failures: result.failures })
+    else printLines(`✗ A2A receipt ${opts.receipt} is NOT valid:`, ...result.failures.map((reason) => `  - ${reason}`))
+    return fail(1)
+  }
+  if (json) {
+    const payload: Record<string, unknown> = {
+      ok: true,
+      task_id: receipt.task_id,
+      entry_hash: receipt.entry_hash,
+      content_hash: receipt.content_hash,
+      kid: receipt.kid,
+      verified_key_id: result.verifiedKeyId,
+      key_pinned: result.keyPinned,
+    }
+    if (result.warning !== undefined) payload['warning'] = result.warning
+    return printJson(payload)
+  }
+  printLines(
+    `✓ A2A receipt ${opts.receipt} is valid`,
+    `  task: ${receipt.task_id}  kid: ${receipt.kid}`,
+    `  entry: ${receipt.entry_hash}`,
+    ...(result.warning === undefined ? [] : [`  warning: ${result.warning}`]),
+  )
 }
 
 /** Registers `a2a verify`. */

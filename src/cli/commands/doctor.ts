@@ -1,11 +1,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { type Config, loadConfig } from '../../config.js'
+import type { Config } from '../../config.js'
 import { privateKeyFromPem } from '../../crypto/ed25519.js'
 import { type KeyName, keyFilePath, keysDirectory } from '../../crypto/key-files.js'
 import { readAuditKey } from '../../lineage/audit-key.js'
 import { connect, migrationStatus } from '../../store/connect.js'
+import type { CliContext } from '../context.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 
 export interface DoctorCheck {
@@ -105,11 +106,14 @@ async function databaseChecks(config: Config): Promise<DoctorCheck[]> {
   }
 }
 
-/** Every check, in order; later checks are skipped when the configuration cannot be read. */
-export async function runDoctor(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Promise<DoctorCheck[]> {
+/**
+ * Every check, in order; later checks are skipped when the configuration cannot be read (`readConfig` throws what
+ * reading it threw).
+ */
+export async function runDoctor(readConfig: () => Config): Promise<DoctorCheck[]> {
   let config: Config
   try {
-    config = loadConfig(env, cwd)
+    config = readConfig()
   } catch (error) {
     return [problem('configuration', (error as Error).message, 'fix or unset that environment variable (see the README, Configuration)')]
   }
@@ -121,12 +125,12 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env, cwd: strin
   return checks
 }
 
-export function registerDoctor(program: Command): void {
+export function registerDoctor(program: Command, cli: CliContext): void {
   program
     .command('doctor')
     .description('check configuration, data dir and key file permissions, the audit key, the operator token, the database and migrations')
     .action(async (_opts: unknown, cmd: Command) => {
-      const checks = await runDoctor()
+      const checks = await runDoctor(() => cli.config)
       const failed = checks.filter((c) => !c.ok)
       if (wantsJson(cmd)) {
         printJson({ ok: failed.length === 0, checks })

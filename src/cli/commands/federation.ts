@@ -1,9 +1,9 @@
 import { type Command, InvalidArgumentError } from 'commander'
 import { ConfigError } from '../../config.js'
 import { type Delegation, FOLLOWED_STATUSES } from '../../federation/delegation.js'
-import { peerTokenResolver } from '../../server.js'
+import { peerTokenResolver } from '../../node.js'
+import type { CliContext } from '../context.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
-import { withNode } from '../node-context.js'
 
 /** `federation sync`: some followed delegation recorded an error in this pass (listed on stderr). */
 export const EXIT_FOLLOW_ERRORS = 1
@@ -68,7 +68,7 @@ function line(d: Delegation): string {
   return `${d.id}  ${d.status.padEnd(11)}  task ${d.localTaskId} -> ${d.peerUrl}${remote ? ` (${remote})` : ''}${d.lastError ? `  [${d.lastError}]` : ''}${hint ? ` (${hint})` : ''}`
 }
 
-export function registerFederation(program: Command): void {
+export function registerFederation(program: Command, cli: CliContext): void {
   program
     .command('delegate')
     .description("delegate a local task to a peer after verifying the peer's capability card")
@@ -101,7 +101,7 @@ export function registerFederation(program: Command): void {
         if (opts.trustedFingerprint.length === 0) {
           cmd.error('error: at least one --trusted-fingerprint is required: delegation never trusts a card it has not pinned')
         }
-        const d = await withNode((services, { config }) => {
+        const d = await cli.withNode(({ services, config }) => {
           // The peer keeps our sender card's `endpoint`; with BERNSTEIN_PORT=0 only the running server knows its port.
           if (config.publicBaseUrl === null && config.port === 0) {
             throw new ConfigError(
@@ -136,7 +136,7 @@ export function registerFederation(program: Command): void {
     .description('show every delegation and its status')
     .option('--tenant <tenant>', 'only this tenant')
     .action(async (opts: { tenant?: string }, cmd: Command) => {
-      const all = await withNode((services) => services.delegation.list(opts.tenant))
+      const all = await cli.withNode(({ services }) => services.delegation.list(opts.tenant))
       if (wantsJson(cmd)) return printJson(all.map(toWire))
       printLines(...(all.length === 0 ? ['no delegations'] : all.map(line)))
     })
@@ -154,7 +154,7 @@ export function registerFederation(program: Command): void {
     .requiredOption('--content <text>', 'the message')
     .option('--tenant <tenant>', 'tenant to record the message under', 'default')
     .action(async (opts: { peer: string; peerToken?: string; taskId: string; sender: string; recipient: string; content: string; tenant: string }, cmd: Command) => {
-      const message = await withNode((services, { config }) =>
+      const message = await cli.withNode(({ services, config }) =>
         services.delegation.sendMessage({
           tenantId: opts.tenant,
           peerUrl: opts.peer,
@@ -179,7 +179,7 @@ export function registerFederation(program: Command): void {
       'bearer token presented to every peer followed in this run, never stored (default: BERNSTEIN_PEER_TOKENS for the peer URL, else BERNSTEIN_PEER_TOKEN)',
     )
     .action(async (opts: { peerToken?: string }, cmd: Command) => {
-      const settled = await withNode((services) => services.delegation.syncDue({ all: true }), { peerToken: opts.peerToken ?? null })
+      const settled = await cli.withNode(({ services }) => services.delegation.syncDue({ all: true }), { peerToken: opts.peerToken ?? null })
       if (wantsJson(cmd)) printJson(settled.map(toWire))
       else printLines(...(settled.length === 0 ? ['nothing to follow'] : settled.map(line)))
       const failed = settled.filter(followFailed)

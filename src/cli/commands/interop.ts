@@ -5,18 +5,20 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import type { KeyObject } from 'node:crypto'
-import { type Command, InvalidArgumentError } from 'commander'
+import { type Command, InvalidArgumentError, Option } from 'commander'
+import { PyFloat, pythonRepr } from '../../canonical/python-json.js'
 import { checkAgentCardConformance } from '../../agent-card/agent-card-conformance.js'
 import { checkCardConformance } from '../../cards/card-conformance.js'
 import { decodeCardFile, parseCardFile, serializeCardFile } from '../../cards/card-file.js'
 import type { SignedCapabilityCard } from '../../cards/capability-card.js'
 import { issueCapabilityCard } from '../../cards/issue-capability-card.js'
 import { OPEN_REQUIREMENTS, policiesMeetRequirements } from '../../cards/policy-gate.js'
-import { verifyCapabilityCard } from '../../cards/verify-capability-card.js'
+import { type CardVerifyFailure, verifyCapabilityCard } from '../../cards/verify-capability-card.js'
 import { generateEd25519KeyPair, privateKeyFromPem } from '../../crypto/ed25519.js'
 import { keyFingerprint } from '../../crypto/fingerprint.js'
 import { writePrivateKeyFile } from '../../crypto/key-files.js'
 import { KeyRejected } from '../../crypto/key-rejected.js'
+import { CliFailure } from '../failure.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
 
 /** Bernstein's defaults for `interop a2a card` (§5.5). */
@@ -48,6 +50,7 @@ interface CardOptions {
 interface VerifyOptions {
   card: string
   trustedFingerprint?: string[]
+  trustOnFirstUse?: boolean
   requireCostCapUsd?: number
   requireRedactionTier?: string
   requireSandboxProfile?: string
@@ -86,9 +89,12 @@ export function registerInterop(program: Command): void {
 
   a2a
     .command('verify')
-    .description('verify a capability card: signature and expiry, optionally trust and policies')
+    .description('verify a capability card: signature, expiry, pinned fingerprint, optionally policies; exits 1 unless every check passes')
     .requiredOption('--card <file>', 'card file to verify')
-    .option('--trusted-fingerprint <fp>', 'trusted issuer key fingerprint (sha256:…), repeatable', collect)
+    .option('--trusted-fingerprint <fp>', 'trusted issuer key fingerprint (sha256:…), repeatable; at least one, unless --trust-on-first-use', collect)
+    .addOption(
+      new Option('--trust-on-first-use', "accept the card's own key without a pinned fingerprint (reported as not pinned)").conflicts('trustedFingerprint'),
+    )
     .option('--require-cost-cap-usd <usd>', 'highest acceptable advertised cost cap', nonNegativeNumber)
     .option('--require-redaction-tier <tier>', 'weakest acceptable redaction tier')
     .option('--require-sandbox-profile <profile>', 'weakest acceptable sandbox profile')
@@ -161,7 +167,7 @@ async function issueCard(opts: CardOptions, json: boolean): Promise<void> {
       (error as NodeJS.ErrnoException).code === 'EEXIST' && keyPath !== null
         ? `private key file ${keyPath} already exists; pass --private-key ${keyPath} to re-issue with it, or move it away`
         : (error as Error).message
-    reportError(`could not issue capability card: ${message}`, json)
+    throw new CliFailure(`could not issue capability card: ${message}`)
   }
 }
 
@@ -170,14 +176,20 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   try {
     signed = parseCardFile(await readFile(opts.card, 'utf8'))
   } catch (error) {
-    return reportError(`could not parse capability card: ${(error as Error).message}`, json)
+    throw new CliFailure(`could not parse capability card: ${(error as Error).message}`)
   }
   const failures: string[] = []
   const verified = await verifyCapabilityCard(signed, { now: Date.now() / 1000 })
-  if (!verified.ok) failures.push('signature is invalid or the card has expired')
+  if (!verified.ok) {
+    const detail = verified.reason === 'expired' ? `expires_at=${pythonRepr(new PyFloat(signed.card.expires_at))}` : verified.detail
+    failures.push(`${CARD_FAILURE_TEXT[verified.reason]} (${detail})`)
+  }
   const fingerprint = fingerprintOrNull(signed.card.public_key_pem)
   const trusted = opts.trustedFingerprint ?? []
-  if (trusted.length > 0 && (fingerprint === null || !trusted.includes(fingerprint))) {
+  // Fails closed: a card vouches for whoever holds its key, so without a pin it proves nothing about the issuer.
+  if (trusted.length === 0 && opts.trustOnFirstUse !== true) {
+    failures.push(`no trusted fingerprint: pin the issuer's key with --trusted-fingerprint, or accept this card's own key (${fingerprint ?? 'unreadable'}) with --trust-on-first-use`)
+  } else if (trusted.length > 0 && (fingerprint === null || !trusted.includes(fingerprint))) {
     failures.push(`key fingerprint ${fingerprint ?? '(unreadable key)'} is not in the trusted-issuer set`)
   }
   const policyRequested =
@@ -196,8 +208,28 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
     return printLines(`✗ Capability card ${opts.card} is NOT valid:`, ...failures.map((reason) => `  - ${reason}`))
   }
   const { card } = signed
-  if (json) return printJson({ ok: true, issuer: card.issuer, kid: card.kid, fingerprint, expires_at: card.expires_at })
-  printLines(`✓ Capability card ${opts.card} is valid`, `  issuer: ${card.issuer}  kid: ${card.kid}`, `  fingerprint: ${fingerprint}`)
+  const pinned = trusted.length > 0
+  const warning = pinned ? null : 'the key is not pinned (trust-on-first-use): pin this fingerprint with --trusted-fingerprint from now on'
+  if (json) {
+    return printJson({ ok: true, issuer: card.issuer, kid: card.kid, fingerprint, expires_at: card.expires_at, key_pinned: pinned, ...(warning !== null && { warning }) })
+  }
+  printLines(
+    `✓ Capability card ${opts.card} is valid`,
+    `  issuer: ${card.issuer}  kid: ${card.kid}`,
+    `  fingerprint: ${fingerprint}`,
+    ...(warning === null ? [] : [`  warning: ${warning}`]),
+  )
+}
+
+/** Which check of the card failed, in words (the detail follows in parentheses). */
+const CARD_FAILURE_TEXT: Readonly<Record<CardVerifyFailure, string>> = {
+  malformed: 'card is malformed',
+  alg: 'signature algorithm is not EdDSA',
+  typ: 'signature header has the wrong typ',
+  kid_mismatch: 'key id of the signature does not match the card',
+  key: 'public key is unusable',
+  signature: 'signature is invalid',
+  expired: 'card has expired',
 }
 
 async function cardConformance(path: string, now: number, json: boolean): Promise<void> {
@@ -205,7 +237,7 @@ async function cardConformance(path: string, now: number, json: boolean): Promis
   try {
     value = decodeCardFile(await readFile(path, 'utf8'))
   } catch (error) {
-    return reportError(`could not parse capability card: ${(error as Error).message}`, json)
+    throw new CliFailure(`could not parse capability card: ${(error as Error).message}`)
   }
   const report = await checkCardConformance(value, now)
   if (!report.ok) fail(1)
@@ -223,7 +255,7 @@ async function agentCardConformance(path: string, jwksPath: string, opts: Confor
     card = await readFile(path)
     jwksText = await readFile(jwksPath, 'utf8')
   } catch (error) {
-    return reportError(`could not read agent card or JWKS: ${(error as Error).message}`, json)
+    throw new CliFailure(`could not read agent card or JWKS: ${(error as Error).message}`)
   }
   let jwks: unknown
   try {
@@ -236,17 +268,19 @@ async function agentCardConformance(path: string, jwksPath: string, opts: Confor
     ...(opts.trustedFingerprint === undefined ? {} : { trustedFingerprints: opts.trustedFingerprint }),
   })
   if (!report.ok) fail(1)
-  if (json) return printJson({ agent_card: path, ...report })
+  // The shape of every other check report (`--card`, Bernstein's): {name, passed, detail}, a skipped check marked.
+  const checks = report.checks.map((check) => ({
+    name: check.name,
+    passed: check.outcome === 'pass',
+    detail: check.detail,
+    ...(check.outcome === 'skip' && { skipped: true }),
+    ...(check.reason !== undefined && { reason: check.reason }),
+  }))
+  if (json) return printJson({ agent_card: path, ...report, checks })
   printLines(
     ...report.checks.map((check) => `${check.outcome.toUpperCase()} ${check.name}: ${check.detail}`),
     report.ok ? `✓ Agent card ${path} conforms` : `✗ Agent card ${path} rejected (${report.reason ?? 'unknown'})`,
   )
-}
-
-function reportError(message: string, json: boolean): void {
-  fail(1)
-  if (json) printJson({ ok: false, error: message })
-  else process.stderr.write(`✗ ${message}\n`)
 }
 
 function fingerprintOrNull(pem: string): string | null {

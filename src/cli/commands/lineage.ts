@@ -27,17 +27,10 @@ import {
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
 import { LineageService } from '../../lineage/lineage.service.js'
 import { decodeUtf8Strict } from '../../text/utf8.js'
+import type { CliContext } from '../context.js'
+import { CliFailure, EXIT_UNUSABLE, fileErrorText } from '../failure.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
-import { withStore } from '../store-context.js'
 
-/** File-system errors in words, without Node's `ENOENT: …, open '<path>'` prefix (the caller names the file). */
-const FS_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'is a directory' }
-
-function errorText(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | null)?.code
-  if (code !== undefined && FS_ERRORS[code] !== undefined) return FS_ERRORS[code]
-  return error instanceof Error ? error.message : String(error)
-}
 
 /**
  * A file named on the command line must exist: Bernstein's verifier reads a missing log as an empty, valid one,
@@ -48,10 +41,9 @@ async function assertReadable(path: string): Promise<void> {
   if ((await stat(path)).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' })
 }
 
-function reportError(cmd: Command, message: string, code: number): void {
-  if (wantsJson(cmd)) printJson({ ok: false, error: message })
-  else printLines(`✗ ${message}`)
-  fail(code)
+/** A failure of these commands: `✗ <message>` on stdout as Bernstein prints it (`{ok: false, error}` with --json). */
+function failure(message: string, exitCode = 1): CliFailure {
+  return new CliFailure(message, { exitCode, stdout: true })
 }
 
 // ---------------------------------------------------------------------------
@@ -65,8 +57,8 @@ export interface TrackerAuditVerifyOptions {
 }
 
 /** Verifies the chain in the node's database (SQLite in the data dir, or DATABASE_URL) under its audit key. */
-async function verifyStoredChain(keyFile: string | undefined): Promise<TrackerAuditVerifyResult> {
-  return withStore(async (store, config) => {
+async function verifyStoredChain(cli: CliContext, keyFile: string | undefined): Promise<TrackerAuditVerifyResult> {
+  return cli.withStore(async (store, config) => {
     const key = readAuditKey(keyFile ?? config.auditKeyPath)
     return new LineageService(store, key, config.issuer).verify()
   })
@@ -129,12 +121,12 @@ interface InspectOptions {
   expectedIssuer?: string
 }
 
-async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
+async function wrapAction(cli: CliContext, opts: WrapOptions, cmd: Command): Promise<void> {
   let read: EntriesRead
   let issuer = opts.issuer
   try {
     if (opts.file === undefined) {
-      read = await withStore(async (store, config) => {
+      read = await cli.withStore(async (store, config) => {
         issuer ??= config.issuer
         return { ok: true as const, entries: await new LineageService(store, null, config.issuer).entries(opts.ticketId) }
       })
@@ -142,10 +134,10 @@ async function wrapAction(opts: WrapOptions, cmd: Command): Promise<void> {
       read = await readTrackerEntries(opts.file)
     }
   } catch (error) {
-    return reportError(cmd, `could not read ${opts.file ?? 'the database'}: ${errorText(error)}`, 1)
+    throw failure(`could not read ${opts.file ?? 'the database'}: ${fileErrorText(error)}`)
   }
-  if (!read.ok) return reportError(cmd, `could not read ${opts.file}: ${read.error}`, 1)
-  if (issuer === undefined) return reportError(cmd, '--issuer is required with --file', 2)
+  if (!read.ok) throw failure(`could not read ${opts.file}: ${read.error}`)
+  if (issuer === undefined) throw failure('--issuer is required with --file', EXIT_UNUSABLE)
   const wrapOptions: { sourceIssuer: string; ticketId?: string; trackerName?: string } = { sourceIssuer: issuer }
   if (opts.ticketId !== undefined) wrapOptions.ticketId = opts.ticketId
   if (opts.trackerName !== undefined) wrapOptions.trackerName = opts.trackerName
@@ -178,13 +170,13 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
   try {
     text = decodeUtf8Strict(await readFile(opts.file))
   } catch (error) {
-    return reportError(cmd, `could not read envelope: ${errorText(error)}`, 1)
+    throw failure(`could not read envelope: ${fileErrorText(error)}`)
   }
   let value: PyValue
   try {
     value = parsePythonJson(text)
   } catch (error) {
-    return reportError(cmd, `could not parse envelope: ${pythonJsonDecodeText(error, text)}`, 1)
+    throw failure(`could not parse envelope: ${pythonJsonDecodeText(error, text)}`)
   }
   const parseOptions: LineageEnvelopeParseOptions = {}
   // As a strict receiver checks: a per-ticket envelope (what `wrap --ticket-id` and a delegation carry) skips the
@@ -231,7 +223,7 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
 }
 
 /** Registers `lineage tracker-audit verify` and `lineage envelope wrap | inspect`. */
-export function registerLineage(program: Command): void {
+export function registerLineage(program: Command, cli: CliContext): void {
   const lineage = program.command('lineage').description('tracker-audit chains and lineage_v2 envelopes')
 
   const trackerAudit = lineage.command('tracker-audit').description('the signed tracker-audit log (HMAC chain)')
@@ -241,15 +233,15 @@ export function registerLineage(program: Command): void {
     .option('--file <path>', 'tracker-audit JSONL file (must exist); default: the server database')
     .option('--key-file <path>', 'audit key file: 64 hex characters whose ASCII bytes are the key (mode 0600); default: the node audit key')
     .action(async (opts: Partial<TrackerAuditVerifyOptions>, cmd: Command) => {
+      if (opts.file !== undefined && opts.keyFile === undefined) throw failure('--key-file is required with --file', EXIT_UNUSABLE)
       let result: TrackerAuditVerifyResult
       try {
-        if (opts.file === undefined) result = await verifyStoredChain(opts.keyFile)
-        else if (opts.keyFile === undefined) return reportError(cmd, '--key-file is required with --file', 2)
-        else result = await runTrackerAuditVerify({ file: opts.file, keyFile: opts.keyFile })
+        if (opts.file === undefined) result = await verifyStoredChain(cli, opts.keyFile)
+        else result = await runTrackerAuditVerify({ file: opts.file, keyFile: opts.keyFile as string })
       } catch (error) {
         // A key problem is an operator error, not tampering: exit 2 as Bernstein does without its secret.
-        if (error instanceof AuditKeyError) return reportError(cmd, error.message, 2)
-        return reportError(cmd, `could not read ${opts.file ?? 'the database'}: ${errorText(error)}`, 1)
+        if (error instanceof AuditKeyError) throw failure(error.message, EXIT_UNUSABLE)
+        throw failure(`could not read ${opts.file ?? 'the database'}: ${fileErrorText(error)}`)
       }
       reportTrackerAuditVerify(result, wantsJson(cmd))
     })
@@ -259,7 +251,7 @@ export function registerLineage(program: Command): void {
     .description("write the server's chain as Bernstein's JSONL file (byte-identical lines)")
     .requiredOption('--output <path>', 'the JSONL file to write')
     .action(async (opts: { output: string }, cmd: Command) => {
-      const lines = await withStore(async (store, config) => {
+      const lines = await cli.withStore(async (store, config) => {
         const out: string[] = []
         for await (const line of new LineageService(store, null, config.issuer).exportJsonl()) out.push(line)
         return out
@@ -277,12 +269,12 @@ export function registerLineage(program: Command): void {
       try {
         await assertReadable(opts.file)
       } catch (error) {
-        return reportError(cmd, `could not read ${opts.file}: ${errorText(error)}`, 1)
+        throw failure(`could not read ${opts.file}: ${fileErrorText(error)}`)
       }
-      const outcome = await withStore(async (store, config) =>
+      const outcome = await cli.withStore(async (store, config) =>
         new LineageService(store, readAuditKey(config.auditKeyPath), config.issuer).importJsonl(readByteLines(opts.file)),
       )
-      if (!outcome.ok) return reportError(cmd, `not imported: ${outcome.error}`, 1)
+      if (!outcome.ok) throw failure(`not imported: ${outcome.error}`)
       if (wantsJson(cmd)) return printJson({ ok: true, imported: outcome.imported })
       printLines(`✓ imported ${outcome.imported} entr${outcome.imported === 1 ? 'y' : 'ies'}`)
     })
@@ -296,7 +288,7 @@ export function registerLineage(program: Command): void {
     .option('--ticket-id <id>', 'only entries of this ticket')
     .option('--tracker-name <name>', 'only entries of this tracker')
     .option('--output <path>', 'write the payload bytes here instead of stdout')
-    .action(wrapAction)
+    .action((opts: WrapOptions, cmd: Command) => wrapAction(cli, opts, cmd))
 
   envelope
     .command('inspect')

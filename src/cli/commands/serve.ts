@@ -1,19 +1,28 @@
 import type { Command } from 'commander'
 import pino from 'pino'
-import { ConfigError, loadConfig } from '../../config.js'
-import { type RunningServer, StartupError, startServer } from '../../server.js'
+import { ConfigError } from '../../config.js'
+import { StartupError } from '../../node.js'
+import { type RunningServer, startServer } from '../../server.js'
 import { DatabaseUnavailable } from '../../store/unavailable.js'
+import type { CliContext } from '../context.js'
+import { CliFailure, missingDatabaseHint } from '../failure.js'
 import { boundHeapGrowth } from '../heap.js'
+import { printJson } from '../output.js'
 
-/** Problems an operator fixes get one clear line on stderr and exit code 1; anything else keeps its stack. */
-function reportStartupFailure(error: unknown): void {
-  if (error instanceof StartupError || error instanceof ConfigError) process.stderr.write(`bernstein-a2a: ${error.message}\n`)
-  else if (error instanceof DatabaseUnavailable) process.stderr.write(`bernstein-a2a: database unavailable (${error.reason}); check DATABASE_URL and that PostgreSQL is up\n`)
-  else throw error
-  process.exitCode = 1
+/** Problems an operator fixes are one line on stderr, `bernstein-a2a: …`, exit 1; anything else goes to `main`. */
+function startupFailure(error: unknown, databaseUrl: string | null): unknown {
+  const missing = missingDatabaseHint(error, databaseUrl)
+  const message =
+    missing ??
+    (error instanceof StartupError || error instanceof ConfigError
+      ? error.message
+      : error instanceof DatabaseUnavailable
+        ? `database unavailable (${error.reason}); check DATABASE_URL and that PostgreSQL is up`
+        : null)
+  return message === null ? error : new CliFailure(message, { prefix: 'bernstein-a2a: ' })
 }
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, cli: CliContext): void {
   program
     .command('serve')
     .description('start the server (configuration from BERNSTEIN_* environment variables; see the README)')
@@ -21,15 +30,17 @@ export function registerServe(program: Command): void {
       let server: RunningServer
       let logger: pino.Logger
       boundHeapGrowth()
+      let databaseUrl: string | null = null
       try {
-        const config = loadConfig()
+        const config = cli.config
+        databaseUrl = config.databaseUrl
         logger = pino({ level: config.logLevel, base: { service: 'bernstein-a2a' } })
         server = await startServer(config, logger)
       } catch (error) {
-        reportStartupFailure(error)
-        return
+        throw startupFailure(error, databaseUrl)
       }
-      process.stdout.write(`bernstein-a2a listening on ${server.url}\n`)
+      if (cli.json) printJson({ ok: true, url: server.url })
+      else process.stdout.write(`bernstein-a2a listening on ${server.url}\n`)
       let stopping = false
       const stop = (signal: string): void => {
         if (stopping) return

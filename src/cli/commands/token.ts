@@ -2,8 +2,8 @@ import { type Command, InvalidArgumentError, Option } from 'commander'
 import { randomIds, systemClock } from '../../runtime.js'
 import { parseDuration } from '../../auth/api-token.js'
 import { TokenService } from '../../auth/token.service.js'
+import type { CliContext } from '../context.js'
 import { printJson, printLines, wantsJson } from '../output.js'
-import { withStore } from '../store-context.js'
 
 function duration(value: string): number {
   const seconds = parseDuration(value)
@@ -23,7 +23,7 @@ const iso = (seconds: number | null): string => {
   return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString()
 }
 
-export function registerToken(program: Command): void {
+export function registerToken(program: Command, cli: CliContext): void {
   const token = program.command('token').description('issue, list and revoke bearer tokens (stored as hashes in the database)')
 
   token
@@ -34,7 +34,7 @@ export function registerToken(program: Command): void {
     .option('--expires-in <duration>', 'lifetime, e.g. 2s, 10m, 30d (default: never)', duration)
     .option('--label <text>', 'a note for `token list`')
     .action(async (opts: { role: 'agent' | 'operator'; tenant?: string; expiresIn?: number; label?: string }, cmd: Command) => {
-      const issued = await withStore((store) =>
+      const issued = await cli.withStore((store) =>
         new TokenService(store, systemClock, randomIds).create({
           role: opts.role,
           // Agent tokens always belong to a tenant; `default` unless told otherwise.
@@ -55,7 +55,7 @@ export function registerToken(program: Command): void {
     .command('list')
     .description('list issued tokens (never their secrets)')
     .action(async (_opts: unknown, cmd: Command) => {
-      const tokens = await withStore((store) => new TokenService(store, systemClock, randomIds).list())
+      const tokens = await cli.withStore((store) => new TokenService(store, systemClock, randomIds).list())
       const now = systemClock.now()
       const rows = tokens.map((t) => ({
         id: t.id,
@@ -77,7 +77,7 @@ export function registerToken(program: Command): void {
     .description('revoke a token; it stops working at once')
     .argument('<id>', 'the token id (from `token create` or `token list`)')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      await withStore((store) => new TokenService(store, systemClock, randomIds).revoke(id))
+      await cli.withStore((store) => new TokenService(store, systemClock, randomIds).revoke(id))
       if (wantsJson(cmd)) return printJson({ ok: true, id })
       printLines(`✓ token ${id} revoked`)
     })
