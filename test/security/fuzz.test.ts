@@ -36,9 +36,9 @@ import {
   hasBodyTemplate,
   loadOperations,
   makeWorld,
-  manualClock,
   openStoreDump,
   validBody,
+  worldClock,
 } from './support.js'
 import { fuzzSettings } from '../helpers/fuzz.js'
 
@@ -453,7 +453,7 @@ describe.each(testEngines())('fuzzing every operation of openapi.yaml (%s)', (en
   let world: World
 
   beforeAll(async () => {
-    const clock = manualClock()
+    const clock = worldClock()
     const app = await startTestApp({ engine, clock })
     world = await makeWorld(app, clock)
     const store = await openStoreDump(app)
