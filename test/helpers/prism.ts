@@ -1,8 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { freePort } from './cli.js'
 import { repoRoot } from './vectors.js'
-
 
 export interface RunningPrism {
   readonly url: string
@@ -12,33 +10,28 @@ export interface RunningPrism {
 }
 
 /**
- * Starts `prism <args> openapi.yaml …` on a free loopback port and waits until it answers HTTP (about 5 s).
+ * Starts `prism <args> openapi.yaml …` on loopback port 0 and waits until it prints the address it bound (about 5 s).
  * `args` is `['mock']` or `['proxy', '--errors', upstream]` and the like; the document is the repository's.
  */
 export async function startPrism(mode: 'mock' | 'proxy', extra: { upstream?: string; flags?: string[] } = {}): Promise<RunningPrism> {
-  const port = await freePort()
-  const args = [join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js'), mode, '-h', '127.0.0.1', '-p', String(port), ...(extra.flags ?? []), join(repoRoot, 'openapi.yaml')]
+  const args = [join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js'), mode, '-h', '127.0.0.1', '-p', '0', ...(extra.flags ?? []), join(repoRoot, 'openapi.yaml')]
   if (extra.upstream) args.push(extra.upstream)
   const child: ChildProcess = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const url = `http://127.0.0.1:${port}`
+  const listening = /Prism is listening on (http:\/\/\S+)/
   const deadline = Date.now() + 60_000
-  for (;;) {
+  while (!listening.test(output)) {
     if (child.exitCode !== null) throw new Error(`prism ${mode} exited with ${child.exitCode}:\n${output}`)
-    try {
-      await fetch(url + '/health')
-      break
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGTERM')
-        throw new Error(`prism ${mode} did not start within 60 s:\n${output}`)
-      }
-      await new Promise((r) => setTimeout(r, 200))
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM')
+      throw new Error(`prism ${mode} did not start within 60 s:\n${output}`)
     }
+    await new Promise((r) => setTimeout(r, 200))
   }
+  const url = listening.exec(output)?.[1] ?? ''
   return {
     url,
     output: () => output,

@@ -12,19 +12,18 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { TRACKER_AUDIT_CHAIN } from '../../src/audit/audit-trail.js'
+import { type ServerProcess, spawnServer } from '../helpers/cli.js'
 import {
   type HttpResult,
   OPERATOR,
   PG_URL,
   type Schema,
-  type ServerProcess,
   TcpProxy,
   announceSkip,
   createSchema,
   http,
   pgAddress,
   pgSuiteName,
-  spawnServer,
   waitUntil,
 } from './support.js'
 

@@ -1,15 +1,10 @@
 /**
- * Shared pieces of the PostgreSQL-only suites: private schemas, real `serve` processes, an HTTP helper that
- * times every call and never waits forever, and a loopback TCP proxy that can cut the database off.
+ * Shared pieces of the PostgreSQL-only suites: private schemas, an HTTP helper that times every call and never
+ * waits forever, and a loopback TCP proxy that can cut the database off. Real `serve` processes: test/helpers/cli.ts.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { type Server, type Socket, createServer, connect as tcpConnect } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { CLI_ENTRY } from '../helpers/cli.js'
-
-export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 
 /** The database the PostgreSQL legs run against; unset means they are skipped (and say so). */
 export const PG_URL = process.env['TEST_DATABASE_URL'] ?? null
@@ -72,70 +67,6 @@ export async function createSchema(prefix: string): Promise<Schema> {
 export function pgAddress(): { host: string; port: number } {
   const url = new URL(PG_URL ?? 'postgres://127.0.0.1:5432/')
   return { host: url.hostname || '127.0.0.1', port: Number(url.port || 5432) }
-}
-
-/** The environment a spawned server starts from: this process's, without any database or BERNSTEIN_ settings. */
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL' && k !== 'TEST_DATABASE_URL') env[k] = v
-  }
-  return env
-}
-
-export interface ServerProcess {
-  readonly url: string
-  readonly child: ChildProcess
-  readonly output: () => string
-  /** Resolves when the process has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  alive(): boolean
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-/** Runs `node --import tsx src/cli/main.ts <args>` from the repository root with `env` on top of a clean one. */
-export function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...CLI_ENTRY, ...args], {
-    cwd: repoRoot,
-    env: { ...cleanEnv(), NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-}
-
-/** Starts a real `serve` process and waits for its "listening on" line. */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawnCli(['serve'], { BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: '0', BERNSTEIN_LOG_LEVEL: 'warn', ...env })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs)
-    const onData = (): void => {
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match?.[1]) {
-        clearTimeout(timer)
-        child.stdout?.off('data', onData)
-        resolve(match[1])
-      }
-    }
-    child.stdout?.on('data', onData)
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`))
-    })
-  })
-  return {
-    url,
-    child,
-    output: () => output,
-    exited,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-      return exited
-    },
-  }
 }
 
 export interface HttpResult {
