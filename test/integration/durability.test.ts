@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { type TestEngine, testEngines } from '../helpers/engines.js'
 import { type ServerProcess, spawnServer } from '../helpers/cli.js'
+import { httpRequest } from '../helpers/raw-http.js'
 
 const TOKEN = `durability-token-${randomBytes(8).toString('hex')}`
 
@@ -88,12 +89,8 @@ async function storage(engine: TestEngine): Promise<Storage> {
 }
 
 async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const headers: Record<string, string> = {}
-  if (token !== null) headers['authorization'] = `Bearer ${token}`
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) })
-  const text = await res.text()
-  return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) }
+  const res = await httpRequest(url, { method, path, token, ...(body !== undefined && { body: JSON.stringify(body) }) })
+  return { status: res.status, json: res.json }
 }
 
 afterEach(() => {

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { type Server, type Socket, createServer, connect as tcpConnect } from 'node:net'
 import pg from 'pg'
+import { type HttpResult, httpRequest } from '../helpers/raw-http.js'
 
 /** The database the PostgreSQL legs run against; unset means they are skipped (and say so). */
 export const PG_URL = process.env['TEST_DATABASE_URL'] ?? null
@@ -69,11 +70,7 @@ export function pgAddress(): { host: string; port: number } {
   return { host: url.hostname || '127.0.0.1', port: Number(url.port || 5432) }
 }
 
-export interface HttpResult {
-  readonly status: number
-  readonly headers: Headers
-  readonly text: string
-  readonly json: unknown
+export interface TimedResult extends HttpResult {
   readonly ms: number
 }
 
@@ -84,25 +81,18 @@ export async function http(
   path: string,
   body?: unknown,
   options: { headers?: Record<string, string>; timeoutMs?: number; raw?: string } = {},
-): Promise<HttpResult> {
+): Promise<TimedResult> {
   const started = performance.now()
-  const headers: Record<string, string> = { authorization: `Bearer ${OPERATOR}`, ...options.headers }
   const payload = options.raw ?? (body === undefined ? undefined : JSON.stringify(body))
-  if (payload !== undefined) headers['content-type'] ??= 'application/json'
-  const res = await fetch(base + path, {
+  const res = await httpRequest(base, {
     method,
-    headers,
+    path,
     ...(payload !== undefined && { body: payload }),
-    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    ...(options.headers && { headers: options.headers }),
+    token: OPERATOR,
+    timeoutMs: options.timeoutMs ?? 30_000,
   })
-  const text = await res.text()
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: res.status, headers: res.headers, text, json, ms: performance.now() - started }
+  return { ...res, ms: performance.now() - started }
 }
 
 /** Polls `probe` until it returns true, or fails after `timeoutMs`. */
