@@ -3,9 +3,23 @@
  * and headers, the answer as text and JSON), `wireRequest` (node:http: a GET with a body, a chunked body, the
  * header lines as received) and `RawConnection` (a socket written byte for byte, for requests no HTTP client
  * sends).
+ *
+ * Every request here goes on a connection of its own, closed after the answer. The tests run their server in
+ * their own process (test-app.ts), so both ends of a kept-alive connection share one event loop: when a test holds
+ * the loop longer than the server's keep-alive timeout (5 s; a synchronous check of a 16 MiB response does), the
+ * server's idle timer and the client's both expire during the stall, and once it ends the client may send on the
+ * pooled connection before its own timer has run, while the server's timer, run next, destroys the socket with
+ * that request unread: ECONNRESET. Without a connection kept between requests there is nothing to reuse.
  */
 import http, { type IncomingHttpHeaders } from 'node:http'
 import { type Socket, connect } from 'node:net'
+
+/** fetch on a connection of its own (`Connection: close`), for clients of a server in this process; see above. */
+export function fetchOnce(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init)
+  request.headers.set('connection', 'close')
+  return fetch(request)
+}
 
 export interface HttpResult {
   readonly status: number
@@ -26,7 +40,7 @@ export async function httpRequest(
   const headers: Record<string, string> = { ...init.headers }
   if (init.token !== undefined && init.token !== null) headers['authorization'] ??= `Bearer ${init.token}`
   if (init.body !== undefined) headers['content-type'] ??= 'application/json'
-  const res = await fetch(baseUrl + init.path, {
+  const res = await fetchOnce(baseUrl + init.path, {
     method: init.method,
     headers,
     ...(init.body !== undefined && { body: init.body }),
@@ -53,7 +67,7 @@ export interface WireResponse {
 /**
  * One request through node:http, for what fetch does not send: `body` is framed by an explicit Content-Length
  * (a GET's included), `chunks` are written one by one without one (Transfer-Encoding: chunked), the headers and
- * the path go out as given, on a connection of its own. The server may answer (401, 413) and close before it has read a large body: once it
+ * the path go out as given. The server may answer (401, 413) and close before it has read a large body: once it
  * has answered, the answer is what counts.
  */
 export function wireRequest(

@@ -13,7 +13,7 @@ import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity
 import { type NodeKeys, loadNodeKeys } from '../../src/identity/node-keys.js'
 import { type TestDatabase, type TestEngine, createTestDatabase } from './engines.js'
 import { PrometheusMetrics } from '../../src/http/metrics.js'
-import { type HttpResult, httpRequest } from './raw-http.js'
+import { type HttpResult, fetchOnce, httpRequest } from './raw-http.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
 /** The tracker-audit key of test servers: 64 hex characters whose ASCII bytes are the key. */
@@ -102,7 +102,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (typeof address !== 'object' || address === null) throw new Error('no address')
   const url = `http://127.0.0.1:${address.port}`
   const clientWith = (o: { token?: string; tenant?: string; prefix?: '' | '/api/v1' }): ApiClient =>
-    createApiClient({ baseUrl: url + (o.prefix ?? ''), ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
+    createApiClient({ baseUrl: url + (o.prefix ?? ''), fetch: fetchOnce, ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
   let closing: Promise<void> | undefined
   return {
     url,
