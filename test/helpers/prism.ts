@@ -10,7 +10,8 @@ export interface RunningPrism {
 }
 
 /**
- * Starts `prism <args> openapi.yaml …` on loopback port 0 and waits until it prints the address it bound (about 5 s).
+ * Starts `prism <args> openapi.yaml …` on loopback port 0 and waits until it prints the address it bound (about
+ * 5 s).
  * `args` is `['mock']` or `['proxy', '--errors', upstream]` and the like; the document is the repository's.
  */
 export async function startPrism(mode: 'mock' | 'proxy', extra: { upstream?: string; flags?: string[] } = {}): Promise<RunningPrism> {
