@@ -10,7 +10,8 @@ import pg from 'pg'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { migrationProvider } from '../../src/store/migrations/index.js'
-import { OPERATOR, PG_URL, type Schema, announceSkip, createSchema, http, pgSuiteName, spawnCli, spawnServer } from '../pg/support.js'
+import { spawnCli, spawnServer } from '../helpers/cli.js'
+import { OPERATOR, PG_URL, type Schema, announceSkip, createSchema, http, pgSuiteName } from '../pg/support.js'
 
 announceSkip('test/cli/db.test.ts (PostgreSQL leg)')
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseCardFile } from '../../src/cards/index.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
-import { type SpawnedServer, runCli } from '../helpers/cli.js'
+import { type ServerProcess, runCli } from '../helpers/cli.js'
 import { TOKEN_A, TOKEN_B, fetchJson as json, startOrgPair } from './org-pair.js'
 const HINT =
   'the peer wants a valid bearer token: pass it with `federation sync --peer-token <token>` (this run only), or set BERNSTEIN_PEER_TOKEN or ' +
@@ -12,8 +12,8 @@ const HINT =
  * it says which delegation failed and how to pass the token, and exits 1; `sync --peer-token` settles it.
  */
 describe('federation sync --peer-token between two spawned servers', () => {
-  let a: SpawnedServer
-  let b: SpawnedServer
+  let a: ServerProcess
+  let b: ServerProcess
   let envA: Record<string, string>
   let stop: (() => Promise<void>) | undefined
   let fingerprint: string

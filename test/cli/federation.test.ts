@@ -4,12 +4,12 @@ import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import type { A2AMessage } from '../../src/a2a/a2a-task.js'
 import { connect } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
-import { type SpawnedServer, runCli } from '../helpers/cli.js'
+import { type ServerProcess, runCli } from '../helpers/cli.js'
 import { TOKEN_A, TOKEN_B, fetchJson as json, startOrgPair } from './org-pair.js'
 
 describe('delegate and federation commands between two spawned servers', () => {
-  let a: SpawnedServer
-  let b: SpawnedServer
+  let a: ServerProcess
+  let b: ServerProcess
   let envA: Record<string, string>
   let stop: (() => Promise<void>) | undefined
 

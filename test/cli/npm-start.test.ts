@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { freePort } from '../helpers/cli.js'
 import { repoRoot } from '../helpers/vectors.js'
 
 const dirs: string[] = []
@@ -28,24 +27,29 @@ describe('npm start', () => {
   it('serves on SQLite in a fresh data directory, and SIGTERM to npm stops the server (exit 0, port free)', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'bernstein-a2a-npm-start-'))
     dirs.push(dataDir)
-    const port = await freePort()
     const npm = spawn('npm', ['start'], {
       cwd: repoRoot,
-      env: { ...process.env, BERNSTEIN_PORT: String(port), BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_FEDERATION_POLL_MS: '0' },
+      env: { ...process.env, BERNSTEIN_PORT: '0', BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_FEDERATION_POLL_MS: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
     npm.stdout.on('data', (c: Buffer) => (output += c.toString()))
     npm.stderr.on('data', (c: Buffer) => (output += c.toString()))
     const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)))
-    const health = `http://127.0.0.1:${port}/health/ready`
-    // Poll until ready; vitest's timeout bounds a server that never comes up.
+    // It listens on loopback, on the port the kernel gives it, and says where; then polls until ready. vitest's
+    // timeout bounds a server that never comes up.
+    const listening = /bernstein-a2a listening on (http:\/\/127\.0\.0\.1:[1-9]\d*)\n/
+    while (!listening.test(output)) {
+      if (npm.exitCode !== null) throw new Error(`npm start exited: ${output}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const url = listening.exec(output)?.[1] ?? ''
+    const health = `${url}/health/ready`
     while ((await answers(health)) !== 200) {
       if (npm.exitCode !== null) throw new Error(`npm start exited: ${output}`)
       await new Promise((r) => setTimeout(r, 100))
     }
-    expect(output).toContain(`bernstein-a2a listening on http://127.0.0.1:${port}`)
-    const res = await fetch(`http://127.0.0.1:${port}/health`)
+    const res = await fetch(`${url}/health`)
     expect(await res.json()).toMatchObject({ status: 'ok', components: { database: 'ok', engine: 'sqlite' } })
 
     npm.kill('SIGTERM')

@@ -5,16 +5,16 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type SpawnedServer, spawnServer } from '../helpers/cli.js'
+import { type ServerProcess, spawnServer } from '../helpers/cli.js'
 
 export const TOKEN_A = 'org-a-operator-token-0123456789'
 export const TOKEN_B = 'org-b-operator-token-0123456789'
 
 export interface OrgPair {
   /** Issuer `org-a`, operator token {@link TOKEN_A}. */
-  readonly a: SpawnedServer
+  readonly a: ServerProcess
   /** Issuer `org-b`, operator token {@link TOKEN_B}. */
-  readonly b: SpawnedServer
+  readonly b: ServerProcess
   /** A's environment, for CLI commands run as node A. */
   readonly envA: Record<string, string>
   stop(): Promise<void>
@@ -25,7 +25,7 @@ export async function startOrgPair(extraA: Record<string, string> = {}, extraB: 
   const dirA = mkdtempSync(join(tmpdir(), 'fed-a-'))
   const dirB = mkdtempSync(join(tmpdir(), 'fed-b-'))
   const envA = { BERNSTEIN_DATA_DIR: dirA, BERNSTEIN_AUTH_TOKEN: TOKEN_A, BERNSTEIN_A2A_ISSUER: 'org-a', ...extraA }
-  const started: SpawnedServer[] = []
+  const started: ServerProcess[] = []
   const stop = async (): Promise<void> => {
     await Promise.all(started.map((s) => s.stop()))
     for (const dir of [dirA, dirB]) rmSync(dir, { recursive: true, force: true })

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkAgentCardConformance } from '../../src/agent-card/index.js'
 import { ConfigError, defaultPublicBaseUrl, loadConfig } from '../../src/config.js'
-import { type SpawnedServer, runCli, spawnServer } from '../helpers/cli.js'
+import { type ServerProcess, runCli, spawnServer } from '../helpers/cli.js'
 
 const TOKEN = 'serve-public-url-token-0123456789'
 
@@ -21,8 +21,8 @@ async function advertised(url: string): Promise<{ endpoint: unknown; cardUrl: un
 
 describe('BERNSTEIN_PORT=0: the node advertises the port it bound', () => {
   const dirs: string[] = []
-  const servers: SpawnedServer[] = []
-  const start = async (env: Record<string, string>): Promise<{ server: SpawnedServer; dir: string }> => {
+  const servers: ServerProcess[] = []
+  const start = async (env: Record<string, string>): Promise<{ server: ServerProcess; dir: string }> => {
     const dir = mkdtempSync(join(tmpdir(), 'serve-url-'))
     dirs.push(dir)
     const server = await spawnServer({ BERNSTEIN_DATA_DIR: dir, BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_PUBLIC_BASE_URL: '', ...env })
@@ -63,7 +63,7 @@ describe('BERNSTEIN_PORT=0: the node advertises the port it bound', () => {
 })
 
 describe('delegate with BERNSTEIN_PORT=0 and no BERNSTEIN_PUBLIC_BASE_URL', () => {
-  let node: SpawnedServer
+  let node: ServerProcess
   let dir: string
   let peer: Server
   let peerUrl: string

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CLI_ENTRY, freePort, runCli } from '../helpers/cli.js'
+import { CLI_ENTRY, namedFreePort, runCli } from '../helpers/cli.js'
 import { PG_URL, pgSuiteName } from '../pg/support.js'
 
 const TOKEN = 'serve-startup-token-0123456789'
@@ -53,7 +53,7 @@ describe('serve on a port in use', { timeout: 120_000 }, () => {
 
   it('a start that fails after binding (pending migrations) frees the port and exits', async () => {
     const dataDir = mkdtempSync(join(root, 'pending-'))
-    const port = await freePort()
+    const port = await namedFreePort()
     const run = await runCli(['serve'], { BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_PORT: String(port), BERNSTEIN_MIGRATE_ON_START: '0', BERNSTEIN_AUTH_TOKEN: TOKEN })
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(/^bernstein-a2a: \d+ database migration\(s\) pending/)
@@ -87,7 +87,7 @@ describe('serve while the node opens', { timeout: 120_000 }, () => {
     const holder = new SQLite(join(dataDir, 'bernstein-a2a.sqlite'))
     holder.pragma('journal_mode = WAL')
     holder.exec('BEGIN EXCLUSIVE')
-    const port = await freePort()
+    const port = await namedFreePort()
     const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
       env: { ...process.env, BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_PORT: String(port), BERNSTEIN_FEDERATION_POLL_MS: '0', BERNSTEIN_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],

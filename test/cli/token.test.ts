@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type CliRun, type SpawnedServer, runCli, spawnServer } from '../helpers/cli.js'
+import { type CliRun, type ServerProcess, runCli, spawnServer } from '../helpers/cli.js'
 import { type TestEngine, testEngines } from '../helpers/engines.js'
 
 const OPERATOR = `cli-operator-${randomBytes(8).toString('hex')}`
@@ -82,7 +82,7 @@ const noStack = (run: CliRun): void => {
 
 describe.each(testEngines())('token CLI (%s)', (engine) => {
   let state: Awaited<ReturnType<typeof stateFor>>
-  let server: SpawnedServer | undefined
+  let server: ServerProcess | undefined
   const cli = (...args: string[]): Promise<CliRun> => runCli(args, state.env)
   const call = (path: string, token: string, init: { method?: string; body?: unknown; tenant?: string } = {}) =>
     fetch(`${server?.url}${path}`, {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,7 +6,7 @@ import { BUNDLE_EXTERNALS } from '../../scripts/bundle.js'
 import { packageCopies, packageDirOf } from '../../scripts/dedupe-packages.js'
 import { loadContract } from '../../src/http/openapi-document.js'
 import { packageRoot } from '../../src/package-root.js'
-import { CLI_ENTRY, freePort } from '../helpers/cli.js'
+import { CLI_ENTRY, spawnServer } from '../helpers/cli.js'
 import { repoRoot } from '../helpers/vectors.js'
 
 const TOKEN = 'bundle-test-operator-token-0123456789'
@@ -45,24 +44,9 @@ describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the gl
   })
 
   it('serves the contract and the package version when started from another working directory', async () => {
-    const port = await freePort()
-    const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
-      cwd: workDir,
-      env: { ...process.env, BERNSTEIN_DATA_DIR: join(workDir, 'data'), BERNSTEIN_PORT: String(port), BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_LOG_LEVEL: 'warn', BERNSTEIN_FEDERATION_POLL_MS: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    const server = await spawnServer({ BERNSTEIN_DATA_DIR: join(workDir, 'data'), BERNSTEIN_AUTH_TOKEN: TOKEN }, { cwd: workDir })
     try {
-      let output = ''
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-      const base = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString()
-          const match = /listening on (http:\/\/\S+)/.exec(output)
-          if (match?.[1]) resolve(match[1])
-        })
-        void exited.then((code) => reject(new Error(`serve exited with ${code}: ${output}`)))
-      })
+      const base = server.url
       const ready = await fetch(`${base}/health/ready`)
       expect(ready.status).toBe(200)
       const contract = await fetch(`${base}/openapi.json`)
@@ -73,8 +57,7 @@ describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the gl
       const missing = await fetch(`${base}/tasks/does-not-exist`, { headers: { authorization: `Bearer ${TOKEN}` } })
       expect(missing.status).toBe(404)
     } finally {
-      child.kill('SIGTERM')
-      expect(await exited).toBe(0)
+      expect((await server.stop('SIGTERM')).code).toBe(0)
     }
   })
 })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_MOCK_HOST, DEFAULT_MOCK_PORT, mockOptions } from '../../scripts/mock.js'
 import { loadContract } from '../../src/http/openapi-document.js'
 import { checkAgentCardConformance, verifyA2AReceipt, verifyCapabilityCard } from '../../src/index.js'
-import { freePort } from '../helpers/cli.js'
+import { namedFreePort } from '../helpers/cli.js'
 import { type RunningPrism, startMockScript } from '../helpers/prism.js'
 import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -59,7 +59,7 @@ describe('npm run mock -- --port N: the contract answering like a fresh node', (
   let mock: RunningPrism
   let node: TestApp
   beforeAll(async () => {
-    const port = await freePort()
+    const port = await namedFreePort()
     ;[mock, node] = await Promise.all([startMockScript(`http://127.0.0.1:${port}`, ['--port', String(port)]), startTestApp()])
   }, 90_000)
   afterAll(async () => {
@@ -139,7 +139,7 @@ describe('npm run mock -- --port N: the contract answering like a fresh node', (
 
 describe('MOCK_PORT=N npm run mock', () => {
   it('serves on N', async () => {
-    const port = await freePort()
+    const port = await namedFreePort()
     const mock = await startMockScript(`http://127.0.0.1:${port}`, [], { MOCK_PORT: String(port) })
     try {
       const res = await rawRequest(mock.url, { method: 'GET', path: '/health', token: null })

@@ -1,5 +1,5 @@
+import { createServer as createNetServer } from 'node:net'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { bundlePath } from '../../scripts/bundle.js'
 import { repoRoot } from './vectors.js'
 
@@ -27,10 +27,93 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   })
 }
 
-/** A free loopback port (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
+/** The environment a spawned process starts from: this process's, without any database or BERNSTEIN_ settings. */
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL' && k !== 'TEST_DATABASE_URL') env[k] = v
+  }
+  return env
+}
+
+/** Starts the CLI with `args` from the repository root (or `options.cwd`), with `env` on top of a clean environment. */
+export function spawnCli(args: readonly string[], env: Record<string, string>, options: { cwd?: string } = {}): ChildProcess {
+  return spawn(process.execPath, [...CLI_ENTRY, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...cleanEnv(), NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+export interface ServerProcess {
+  /** What the server printed in its `listening on` line: the address it bound. */
+  readonly url: string
+  readonly child: ChildProcess
+  /** Everything it printed so far, stdout and stderr. */
+  readonly output: () => string
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  alive(): boolean
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/**
+ * Starts `bernstein-a2a serve` as its own process and resolves once it prints its URL. It listens on port 0 on
+ * loopback (the kernel picks a free port, which the `listening on` line reports), logs warnings only and does not
+ * poll federation peers, unless `env` says otherwise.
+ */
+export async function spawnServer(env: Record<string, string>, options: { timeoutMs?: number; cwd?: string } = {}): Promise<ServerProcess> {
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const child = spawnCli(
+    ['serve'],
+    { BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: '0', BERNSTEIN_LOG_LEVEL: 'warn', BERNSTEIN_FEDERATION_POLL_MS: '0', ...env },
+    options.cwd === undefined ? {} : { cwd: options.cwd },
+  )
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test.
+      child.kill('SIGKILL')
+      reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`))
+    }, timeoutMs)
+    const onData = (): void => {
+      const match = /listening on (http:\/\/\S+)/.exec(output)
+      if (match?.[1]) {
+        clearTimeout(timer)
+        child.stdout?.off('data', onData)
+        resolve(match[1])
+      }
+    }
+    child.stdout?.on('data', onData)
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`))
+    })
+  })
+  return {
+    url,
+    child,
+    output: () => output,
+    exited,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
+
+/**
+ * A loopback port free a moment ago (listen on 0, read it, close). Only for tests whose subject is a port named
+ * before the process can report one (a port option, a port held before start-up): everything else listens on port 0
+ * and reads the address the process prints.
+ */
+export function namedFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = createServer()
+    const server = createNetServer()
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
@@ -38,48 +121,4 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port))
     })
   })
-}
-
-export interface SpawnedServer {
-  readonly url: string
-  readonly process: ChildProcess
-  stop(signal?: NodeJS.Signals): Promise<number | null>
-}
-
-/** Starts `bernstein-a2a serve` as its own process and resolves once it prints its URL. */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<SpawnedServer> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
-    cwd: repoRoot,
-    env: { ...process.env, BERNSTEIN_LOG_LEVEL: 'warn', BERNSTEIN_PORT: String(port), BERNSTEIN_FEDERATION_POLL_MS: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), timeoutMs)
-    const onData = (chunk: Buffer): void => {
-      output += chunk.toString()
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match?.[1]) {
-        clearTimeout(timer)
-        resolve(match[1])
-      }
-    }
-    child.stdout.on('data', onData)
-    child.stderr.on('data', onData)
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited with ${code}: ${output}`))
-    })
-  })
-  return {
-    url,
-    process: child,
-    stop: (signal = 'SIGTERM') =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode)
-        child.once('exit', (code) => resolve(code))
-        child.kill(signal)
-      }),
-  }
 }

@@ -13,6 +13,7 @@ import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity
 import { type NodeKeys, loadNodeKeys } from '../../src/identity/node-keys.js'
 import { type TestDatabase, type TestEngine, createTestDatabase } from './engines.js'
 import { PrometheusMetrics } from '../../src/http/prometheus-metrics.js'
+import { type HttpResult, fetchOnce, httpRequest } from './raw-http.js'
 
 export const OPERATOR_TOKEN = 'test-operator-token-0123456789'
 /** The tracker-audit key of test servers: 64 hex characters whose ASCII bytes are the key. */
@@ -101,7 +102,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (typeof address !== 'object' || address === null) throw new Error('no address')
   const url = `http://127.0.0.1:${address.port}`
   const clientWith = (o: { token?: string; tenant?: string; prefix?: '' | '/api/v1' }): ApiClient =>
-    createApiClient({ baseUrl: url + (o.prefix ?? ''), ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
+    createApiClient({ baseUrl: url + (o.prefix ?? ''), fetch: fetchOnce, ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
   let closing: Promise<void> | undefined
   return {
     url,
@@ -128,23 +129,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   }
 }
 
-/** Raw HTTP for what the typed client cannot express (malformed JSON, wrong content types, unknown paths). */
-export async function rawRequest(
+/** Raw HTTP (test/helpers/raw-http.ts) with the operator token unless `token` names another (`null`: none). */
+export function rawRequest(
   url: string,
   init: { method: string; path: string; body?: string | Buffer; headers?: Record<string, string>; token?: string | null },
-): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
-  const headers: Record<string, string> = { ...init.headers }
-  if (init.token !== null) headers['authorization'] ??= `Bearer ${init.token ?? OPERATOR_TOKEN}`
-  if (init.body !== undefined) headers['content-type'] ??= 'application/json'
-  const res = await fetch(url + init.path, { method: init.method, headers, ...(init.body !== undefined && { body: init.body }) })
-  const text = await res.text()
-  let json: unknown = undefined
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: res.status, headers: res.headers, text, json }
+): Promise<HttpResult> {
+  return httpRequest(url, { ...init, token: init.token === undefined ? OPERATOR_TOKEN : init.token })
 }
 
 /** The node's published JWKS (`GET /.well-known/agent.json/keys`, no token), what a peer verifies receipts against. */

@@ -4,7 +4,7 @@ import { A2A_STATUS_OF } from '../../src/a2a/a2a-status.js'
 import { verifyA2AReceipt } from '../../src/receipts/verify-a2a-receipt.js'
 import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type TaskStatus } from '../../src/tasks/task.js'
-import { type SteppedClock, steppedClock } from '../helpers/clock.js'
+import { type TestClock, testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -97,12 +97,12 @@ for (const engine of testEngines()) {
   describe(`A2A seed operations (${engine})`, () => {
     let t: TestApp
     // The server's clock, moved only by the tests: "time passes" is an explicit step, not a sleep.
-    let clock: SteppedClock
+    let clock: TestClock
     /** The node's published receipt keys, to verify receipts against. */
     let jwks: unknown
 
     beforeAll(async () => {
-      clock = steppedClock()
+      clock = testClock()
       t = await startTestApp({ engine, clock })
       jwks = await publishedJwks(t.url)
     })

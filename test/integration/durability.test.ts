@@ -1,71 +1,28 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { type TestEngine, testEngines } from '../helpers/engines.js'
-import { CLI_ENTRY, freePort } from '../helpers/cli.js'
+import { type ServerProcess, spawnServer } from '../helpers/cli.js'
+import { httpRequest } from '../helpers/raw-http.js'
 
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TOKEN = `durability-token-${randomBytes(8).toString('hex')}`
 
-
-interface Served {
-  readonly child: ChildProcess
-  readonly url: string
-  readonly output: () => string
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-const children = new Set<ChildProcess>()
+const servers = new Set<ServerProcess>()
 
 /** `bernstein-a2a serve` as an operator starts it, resolved once it prints its URL. */
-async function serve(env: Record<string, string>): Promise<Served> {
-  const port = await freePort()
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL'))
-  const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
-    cwd: REPO_ROOT,
-    env: { ...inherited, BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: String(port), BERNSTEIN_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.add(child)
-  let output = ''
-  child.stdout?.setEncoding('utf8')
-  child.stderr?.setEncoding('utf8')
-  child.stderr?.on('data', (chunk: string) => (output += chunk))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child)
-      resolve({ code, signal })
-    })
-  })
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not print its URL within 30 s:\n${output}`)), 30_000)
-    child.stdout?.on('data', (chunk: string) => {
-      output += chunk
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match?.[1]) {
-        clearTimeout(timer)
-        resolve(match[1])
-      }
-    })
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer)
-      reject(new Error(`serve exited (code ${code}, signal ${signal}) before listening:\n${output}`))
-    })
-  })
-  expect(url).toBe(`http://127.0.0.1:${port}`)
-  return { child, url, output: () => output, exited }
-}
-
-async function stop(served: Served, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  served.child.kill(signal)
-  return served.exited
+async function serve(env: Record<string, string>): Promise<ServerProcess> {
+  // The federation follower runs, as it does for an operator (the helper turns it off unless told otherwise).
+  const served = await spawnServer({ BERNSTEIN_FEDERATION_POLL_MS: '5000', ...env }, { timeoutMs: 30_000 })
+  servers.add(served)
+  void served.exited.then(() => servers.delete(served))
+  // The URL it prints is the address it bound: loopback, and the port the kernel gave it.
+  expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/)
+  return served
 }
 
 interface Storage {
@@ -132,17 +89,13 @@ async function storage(engine: TestEngine): Promise<Storage> {
 }
 
 async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const headers: Record<string, string> = {}
-  if (token !== null) headers['authorization'] = `Bearer ${token}`
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(url + path, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) })
-  const text = await res.text()
-  return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) }
+  const res = await httpRequest(url, { method, path, token, ...(body !== undefined && { body: JSON.stringify(body) }) })
+  return { status: res.status, json: res.json }
 }
 
 afterEach(() => {
   // Only the servers this file started, each by its own handle.
-  for (const child of children) child.kill('SIGKILL')
+  for (const served of servers) served.child.kill('SIGKILL')
 })
 
 for (const engine of testEngines()) {
@@ -213,7 +166,7 @@ for (const engine of testEngines()) {
       // And the restarted server keeps working.
       const after = await call(second.url, 'POST', '/a2a/tasks/send', TOKEN, { sender: 'after', message: 'after the crash' })
       expect(after.status).toBe(201)
-      expect(await stop(second, 'SIGTERM')).toEqual({ code: 0, signal: null })
+      expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null })
     })
 
     it('prints its URL, generates a 0600 operator token file when BERNSTEIN_AUTH_TOKEN is unset, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
@@ -231,7 +184,7 @@ for (const engine of testEngines()) {
       expect((await call(served.url, 'GET', '/tasks', token)).status).toBe(200)
       const refused = await call(served.url, 'GET', '/tasks', 'not-the-generated-token')
       expect(refused).toEqual({ status: 401, json: { detail: 'Invalid or expired authentication token' } })
-      expect(await stop(served, 'SIGTERM')).toEqual({ code: 0, signal: null })
+      expect(await served.stop('SIGTERM')).toEqual({ code: 0, signal: null })
 
       // A restart reuses the file: same token, same mode, not rewritten.
       const again = await serve(own.env)
@@ -239,7 +192,7 @@ for (const engine of testEngines()) {
       expect(statSync(file).mode & 0o777).toBe(0o600)
       expect(statSync(file).mtimeMs).toBe(stat.mtimeMs)
       expect((await call(again.url, 'GET', '/tasks', token)).status).toBe(200)
-      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null })
+      expect(await again.stop('SIGTERM')).toEqual({ code: 0, signal: null })
     })
 
     it('with BERNSTEIN_AUTH_TOKEN set, that token is the operator token and no token file is written', { timeout: 120_000 }, async () => {
@@ -248,7 +201,7 @@ for (const engine of testEngines()) {
       const served = await serve({ ...own.env, BERNSTEIN_AUTH_TOKEN: TOKEN })
       expect((await call(served.url, 'GET', '/tasks', TOKEN)).status).toBe(200)
       expect(() => statSync(join(own.dataDir, 'auth.token'))).toThrow()
-      expect(await stop(served, 'SIGTERM')).toEqual({ code: 0, signal: null })
+      expect(await served.stop('SIGTERM')).toEqual({ code: 0, signal: null })
     })
   })
 }

@@ -5,8 +5,12 @@ import { MAX_PROGRESS_BYTES, MAX_PROGRESS_ENTRIES, MAX_TASK_PAGE_BYTES } from '.
 import { testEngines } from '../helpers/engines.js'
 import { type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
-/** The tests that make a thousand requests get longer than the suite's 30 s (PostgreSQL on a loaded machine). */
-const MANY_REQUESTS_TIMEOUT_MS = 120_000
+/**
+ * The tests that make a thousand requests, or write and verify 16 MiB, get longer than the suite's 30 s: with
+ * PostgreSQL on a loaded machine they take that long (the receipt check of a 16 MiB response alone takes about
+ * 10 s on a quiet one).
+ */
+const HEAVY_TEST_TIMEOUT_MS = 120_000
 
 /** Runs `work(0 .. count - 1)` 25 at a time. */
 async function inBatches(count: number, work: (i: number) => Promise<void>): Promise<void> {
@@ -65,7 +69,7 @@ for (const engine of testEngines()) {
       const done = await post(`/tasks/${id}/complete`, { result_summary: 'finished anyway' })
       expect(done.status, done.text).toBe(200)
       expect((done.json as TaskBody).status).toBe('done')
-    }, MANY_REQUESTS_TIMEOUT_MS)
+    }, HEAVY_TEST_TIMEOUT_MS)
 
     it(`refuses a progress message that would take the log past ${MAX_PROGRESS_BYTES} bytes of UTF-8`, async () => {
       const a2a = await sendA2A('talkative peer')
@@ -114,7 +118,7 @@ for (const engine of testEngines()) {
       expect(body.artifacts.at(-1)?.name).toBe('result')
       expect(res.headers.get('bernstein-attestation')).toBe('completion')
       expect(await verifyA2AReceipt(body.receipt, res.text, { jwks })).toMatchObject({ ok: true, failures: [] })
-    })
+    }, HEAVY_TEST_TIMEOUT_MS)
 
     it(`refuses the artifact after ${MAX_ARTIFACTS_PER_TASK} on one A2A task`, async () => {
       const a2a = await sendA2A('many small files')
@@ -128,7 +132,7 @@ for (const engine of testEngines()) {
       const read = await getJson<{ artifacts: { name: string }[] }>(`/a2a/tasks/${a2a.id}`)
       expect(read.artifacts).toHaveLength(MAX_ARTIFACTS_PER_TASK)
       expect(new Set(read.artifacts.map((a) => a.name)).size).toBe(MAX_ARTIFACTS_PER_TASK)
-    }, MANY_REQUESTS_TIMEOUT_MS)
+    }, HEAVY_TEST_TIMEOUT_MS)
 
     it(`ends a page of GET /tasks early at about ${MAX_TASK_PAGE_BYTES} bytes, and the cursor walks every task once`, async () => {
       // Its own tenant, so that the other tests' tasks do not count.

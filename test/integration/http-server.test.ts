@@ -4,128 +4,14 @@
  * requests (a request without Host, a CONNECT to an origin server, a Transfer-Encoding beside a Content-Length).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type RunningServer, startServer } from '../../src/server.js'
+import { RawConnection, type RawResponse, exchange } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, startTestApp } from '../helpers/test-app.js'
-
-interface RawResponse {
-  readonly statusLine: string
-  /** Lower-cased names. */
-  readonly headers: ReadonlyMap<string, string>
-  readonly body: string
-  readonly json: unknown
-}
-
-/** One connection, written byte for byte; responses are read in order as they arrive. */
-class RawConnection {
-  private buffer = Buffer.alloc(0)
-  private waiting: (() => void) | null = null
-  /** Resolves when the server has ended the connection. */
-  readonly closed: Promise<void>
-  private ended = false
-  private readonly socket: Socket
-
-  private constructor(socket: Socket) {
-    this.socket = socket
-    socket.on('data', (chunk: Buffer) => {
-      this.buffer = Buffer.concat([this.buffer, chunk])
-      this.wake()
-    })
-    this.closed = new Promise((resolve) => {
-      socket.on('close', () => {
-        this.ended = true
-        this.wake()
-        resolve()
-      })
-    })
-    socket.on('error', () => {})
-  }
-
-  static open(url: string): Promise<RawConnection> {
-    const { hostname, port } = new URL(url)
-    return new Promise((resolve, reject) => {
-      const socket = connect(Number(port), hostname, () => resolve(new RawConnection(socket)))
-      socket.once('error', reject)
-    })
-  }
-
-  write(bytes: string): void {
-    this.socket.write(bytes)
-  }
-
-  /** The next complete response (an interim 1xx included); fails if the connection closes first. */
-  async response(): Promise<RawResponse> {
-    for (;;) {
-      const parsed = this.take()
-      if (parsed !== null) return parsed
-      if (this.ended) throw new Error(`connection closed without a (complete) response; received: ${JSON.stringify(this.buffer.toString('latin1'))}`)
-      await new Promise<void>((resolve) => (this.waiting = resolve))
-    }
-  }
-
-  /** True when the server left the connection open for this long. */
-  async stillOpenAfter(ms: number): Promise<boolean> {
-    return Promise.race([this.closed.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), ms))])
-  }
-
-  destroy(): void {
-    this.socket.destroy()
-  }
-
-  private wake(): void {
-    const waiting = this.waiting
-    this.waiting = null
-    waiting?.()
-  }
-
-  private take(): RawResponse | null {
-    const end = this.buffer.indexOf('\r\n\r\n')
-    if (end < 0) return null
-    const [statusLine = '', ...lines] = this.buffer.subarray(0, end).toString('latin1').split('\r\n')
-    const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]))
-    let rest = this.buffer.subarray(end + 4)
-    let body: Buffer
-    if (/^HTTP\/1\.1 1\d\d /.test(statusLine)) {
-      body = Buffer.alloc(0)
-    } else if (headers.has('content-length')) {
-      const length = Number(headers.get('content-length'))
-      if (rest.length < length) return null
-      body = rest.subarray(0, length)
-      rest = rest.subarray(length)
-    } else if (headers.get('transfer-encoding') === 'chunked') {
-      // Only to show what Node itself sends (an empty chunked body); this server's answers carry a Content-Length.
-      const last = rest.indexOf('0\r\n\r\n')
-      if (last < 0) return null
-      body = Buffer.alloc(0)
-      rest = rest.subarray(last + 5)
-    } else {
-      if (!this.ended) return null
-      body = rest
-      rest = Buffer.alloc(0)
-    }
-    this.buffer = rest
-    const text = body.toString('utf8')
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      json = undefined
-    }
-    return { statusLine, headers, body: text, json }
-  }
-}
-
-/** Sends `bytes` on a fresh connection and reads one response. */
-async function exchange(url: string, bytes: string): Promise<{ connection: RawConnection; res: RawResponse }> {
-  const connection = await RawConnection.open(url)
-  connection.write(bytes)
-  return { connection, res: await connection.response() }
-}
 
 const AUTH = `Authorization: Bearer ${OPERATOR_TOKEN}\r\n`
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { components } from '../../generated/openapi.js'
 import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type Task as DomainTask, type TaskStatus, allowedTransitions } from '../../src/tasks/task.js'
-import { type SteppedClock, steppedClock } from '../helpers/clock.js'
+import { type TestClock, testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -160,10 +160,10 @@ for (const engine of testEngines()) {
     let t: TestApp
     // The server's clock: it stands still until a test moves it, so creation order is set explicitly and never
     // depends on two requests landing in different milliseconds.
-    let clock: SteppedClock
+    let clock: TestClock
 
     beforeAll(async () => {
-      clock = steppedClock()
+      clock = testClock()
       t = await startTestApp({ engine, clock })
     })
     afterAll(async () => {

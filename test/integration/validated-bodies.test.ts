@@ -2,10 +2,10 @@
  * Bodies the response validator passed are sent again without validating the same bytes twice; anything else is
  * still validated. Checked over HTTP against a real server and a row changed behind its back in the SQLite file.
  */
-import { request } from 'node:http'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { wireRequest } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 const SEND = JSON.stringify({ sender: 'peer-agent@globex', message: 'Fix the flaky login test' })
@@ -21,24 +21,14 @@ function withDatabase<T>(app: TestApp, run: (db: SQLite.Database) => T): T {
 }
 
 /** A GET as Node receives it: the status, every header line in order (values of the per-response ones blanked), the body. */
-function headerLines(url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; lines: string[]; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url + path, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, ...headers } }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => {
-        const lines: string[] = []
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i]!
-          lines.push(/^(date|x-request-id)$/i.test(name) ? `${name}: …` : `${name}: ${res.rawHeaders[i + 1]}`)
-        }
-        resolve({ status: res.statusCode ?? 0, lines, body })
-      })
-    })
-    req.on('error', reject)
-    req.end()
-  })
+async function headerLines(url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; lines: string[]; body: string }> {
+  const res = await wireRequest(url, { path, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, ...headers } })
+  const lines: string[] = []
+  for (let i = 0; i < res.rawHeaders.length; i += 2) {
+    const name = res.rawHeaders[i]!
+    lines.push(/^(date|x-request-id)$/i.test(name) ? `${name}: …` : `${name}: ${res.rawHeaders[i + 1]}`)
+  }
+  return { status: res.status, lines, body: res.text }
 }
 
 describe('bodies the response validator passed', () => {

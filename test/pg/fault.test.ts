@@ -12,19 +12,18 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
+import { type ServerProcess, spawnServer } from '../helpers/cli.js'
 import {
-  type HttpResult,
   OPERATOR,
   PG_URL,
   type Schema,
-  type ServerProcess,
   TcpProxy,
+  type TimedResult,
   announceSkip,
   createSchema,
   http,
   pgAddress,
   pgSuiteName,
-  spawnServer,
   waitUntil,
 } from './support.js'
 
@@ -56,11 +55,11 @@ function startLoad(server: () => string, clients: number): { acked: Map<string, 
   const samples: Sample[] = []
   let running = true
   let n = 0
-  const record = (kind: Sample['kind'], r: HttpResult): void => {
+  const record = (kind: Sample['kind'], r: TimedResult): void => {
     samples.push({ kind, status: r.status, ms: r.ms, body: r.json, at: performance.now() })
   }
   /** A request that gets no HTTP answer at all (the process died, the socket was cut) is status 0. */
-  const send = async (...args: Parameters<typeof http>): Promise<HttpResult> => {
+  const send = async (...args: Parameters<typeof http>): Promise<TimedResult> => {
     const started = performance.now()
     try {
       return await http(...args)
@@ -93,7 +92,7 @@ function startLoad(server: () => string, clients: number): { acked: Map<string, 
   }
 }
 
-const ready = (url: string): Promise<HttpResult> => http(url, 'GET', '/health/ready', undefined, { timeoutMs: 60_000 })
+const ready = (url: string): Promise<TimedResult> => http(url, 'GET', '/health/ready', undefined, { timeoutMs: 60_000 })
 
 describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
   let schema: Schema | undefined

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrationProvider } from '../../src/store/migrations/index.js'
 import { TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
 import { RECEIPT_SPINE_CHAIN } from '../../src/receipts/receipt-attestor.js'
-import { OPERATOR, PG_URL, type Schema, type ServerProcess, announceSkip, createSchema, http, pgSuiteName, spawnServer } from './support.js'
+import { type ServerProcess, spawnServer } from '../helpers/cli.js'
+import { OPERATOR, PG_URL, type Schema, announceSkip, createSchema, http, pgSuiteName } from './support.js'
 
 announceSkip('test/pg/multi-replica.test.ts')
 

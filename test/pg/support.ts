@@ -1,15 +1,11 @@
 /**
- * Shared pieces of the PostgreSQL-only suites: private schemas, real `serve` processes, an HTTP helper that
- * times every call and never waits forever, and a loopback TCP proxy that can cut the database off.
+ * Shared pieces of the PostgreSQL-only suites: private schemas, an HTTP helper that times every call and never
+ * waits forever, and a loopback TCP proxy that can cut the database off. Real `serve` processes: test/helpers/cli.ts.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { type Server, type Socket, createServer, connect as tcpConnect } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { CLI_ENTRY } from '../helpers/cli.js'
-
-export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+import { type HttpResult, httpRequest } from '../helpers/raw-http.js'
 
 /** The database the PostgreSQL legs run against; unset means they are skipped (and say so). */
 export const PG_URL = process.env['TEST_DATABASE_URL'] ?? null
@@ -74,75 +70,7 @@ export function pgAddress(): { host: string; port: number } {
   return { host: url.hostname || '127.0.0.1', port: Number(url.port || 5432) }
 }
 
-/** The environment a spawned server starts from: this process's, without any database or BERNSTEIN_ settings. */
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('BERNSTEIN_') && k !== 'DATABASE_URL' && k !== 'TEST_DATABASE_URL') env[k] = v
-  }
-  return env
-}
-
-export interface ServerProcess {
-  readonly url: string
-  readonly child: ChildProcess
-  readonly output: () => string
-  /** Resolves when the process has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  alive(): boolean
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-/** Runs `node --import tsx src/cli/main.ts <args>` from the repository root with `env` on top of a clean one. */
-export function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...CLI_ENTRY, ...args], {
-    cwd: repoRoot,
-    env: { ...cleanEnv(), NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-}
-
-/** Starts a real `serve` process and waits for its "listening on" line. */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawnCli(['serve'], { BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: '0', BERNSTEIN_LOG_LEVEL: 'warn', ...env })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs)
-    const onData = (): void => {
-      const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match?.[1]) {
-        clearTimeout(timer)
-        child.stdout?.off('data', onData)
-        resolve(match[1])
-      }
-    }
-    child.stdout?.on('data', onData)
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer)
-      reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`))
-    })
-  })
-  return {
-    url,
-    child,
-    output: () => output,
-    exited,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-      return exited
-    },
-  }
-}
-
-export interface HttpResult {
-  readonly status: number
-  readonly headers: Headers
-  readonly text: string
-  readonly json: unknown
+export interface TimedResult extends HttpResult {
   readonly ms: number
 }
 
@@ -153,25 +81,18 @@ export async function http(
   path: string,
   body?: unknown,
   options: { headers?: Record<string, string>; timeoutMs?: number; raw?: string } = {},
-): Promise<HttpResult> {
+): Promise<TimedResult> {
   const started = performance.now()
-  const headers: Record<string, string> = { authorization: `Bearer ${OPERATOR}`, ...options.headers }
   const payload = options.raw ?? (body === undefined ? undefined : JSON.stringify(body))
-  if (payload !== undefined) headers['content-type'] ??= 'application/json'
-  const res = await fetch(base + path, {
+  const res = await httpRequest(base, {
     method,
-    headers,
+    path,
     ...(payload !== undefined && { body: payload }),
-    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    ...(options.headers && { headers: options.headers }),
+    token: OPERATOR,
+    timeoutMs: options.timeoutMs ?? 30_000,
   })
-  const text = await res.text()
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: res.status, headers: res.headers, text, json, ms: performance.now() - started }
+  return { ...res, ms: performance.now() - started }
 }
 
 /** Polls `probe` until it returns true, or fails after `timeoutMs`. */

@@ -8,10 +8,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
+import type { TestClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 import {
-  type ManualClock,
   OPENAPI_PATH,
   type Operation,
   type Snapshot,
@@ -19,9 +19,9 @@ import {
   concretePath,
   loadOperations,
   makeWorld,
-  manualClock,
   stateFor,
   validBody,
+  worldClock,
   worldSnapshot,
 } from './support.js'
 
@@ -230,10 +230,10 @@ function expectStoreAfter(expected: Expectation, w: World, before: Snapshot, aft
 
 describe.each(testEngines())('auth matrix over every operation of openapi.yaml (%s)', (engine) => {
   let app: TestApp
-  let clock: ManualClock
+  let clock: TestClock
 
   beforeAll(async () => {
-    clock = manualClock()
+    clock = worldClock()
     app = await startTestApp({ engine, clock })
   })
   afterAll(async () => {

@@ -4,10 +4,10 @@
  * shape, and write nothing: responses to refused requests are not checked by the response validator, so this
  * file checks them against the document, for every operation that takes a body.
  */
-import http from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
+import { wireRequest } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, rawRequest } from '../helpers/test-app.js'
 import { concretePath, loadOperations, validBody, worldFixture } from './support.js'
 
@@ -37,15 +37,8 @@ const CODINGS: readonly Refusal[] = [
 ]
 
 /** A GET with a body (fetch refuses to send one), answering its status. */
-function getWithBody(url: string, path: string, headers: Readonly<Record<string, string>>, body: string | Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url + path, { method: 'GET', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? 0))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
+async function getWithBody(url: string, path: string, headers: Readonly<Record<string, string>>, body: string | Buffer): Promise<number> {
+  return (await wireRequest(url, { method: 'GET', path, headers: { ...headers }, body })).status
 }
 
 for (const engine of testEngines()) {

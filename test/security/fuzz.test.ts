@@ -26,6 +26,7 @@ import http from 'node:http'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
+import { wireRequest } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, startTestApp } from '../helpers/test-app.js'
 import {
   type Dump,
@@ -36,9 +37,9 @@ import {
   hasBodyTemplate,
   loadOperations,
   makeWorld,
-  manualClock,
   openStoreDump,
   validBody,
+  worldClock,
 } from './support.js'
 import { fuzzSettings } from '../helpers/fuzz.js'
 
@@ -360,25 +361,9 @@ function corpusFor(op: Operation, w: World): FuzzRequest[] {
 // ---------------------------------------------------------------------------------------------------------------
 // The wire and the checks
 
-function send(url: string, req: FuzzRequest): Promise<{ status: number; contentType: string; text: string }> {
-  const u = new URL(url)
-  return new Promise((resolve, reject) => {
-    let answered = false
-    // An explicit Content-Length frames every body, GET's included (Node would otherwise send it unframed).
-    const headers = req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }
-    const request = http.request({ host: u.hostname, port: u.port, method: req.method, path: req.path, headers, agent: false }, (res) => {
-      answered = true
-      const parts: Buffer[] = []
-      res.on('data', (c: Buffer) => parts.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(parts).toString('utf8') }))
-      res.on('error', reject)
-    })
-    // The server may answer (401, 413) and close before it has read a large body; the answer is what counts.
-    request.on('error', (error) => {
-      if (!answered) reject(error)
-    })
-    request.end(req.body)
-  })
+async function send(url: string, req: FuzzRequest): Promise<{ status: number; contentType: string; text: string }> {
+  const res = await wireRequest(url, { method: req.method, path: req.path, headers: req.headers, ...(req.body !== undefined && { body: req.body }) })
+  return { status: res.status, contentType: String(res.headers['content-type'] ?? ''), text: res.text }
 }
 
 function detailProblem(body: unknown): string | null {
@@ -453,7 +438,7 @@ describe.each(testEngines())('fuzzing every operation of openapi.yaml (%s)', (en
   let world: World
 
   beforeAll(async () => {
-    const clock = manualClock()
+    const clock = worldClock()
     const app = await startTestApp({ engine, clock })
     world = await makeWorld(app, clock)
     const store = await openStoreDump(app)

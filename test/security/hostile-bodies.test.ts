@@ -5,12 +5,12 @@
  * compressed bodies that inflate past the cap (the 413 quoted the compressed size), and paths that do not
  * percent-decode (express-openapi-validator's "malformed uri'" located at the raw URL segments).
  */
-import http from 'node:http'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MALFORMED_PATH_MESSAGE } from '../../src/http/problem.js'
 import { findUtf8Fault, pythonUtf8DecodeText } from '../../src/text/utf8.js'
 import { testEngines } from '../helpers/engines.js'
+import { wireRequest } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 import { type Dump, type StoreDump, openStoreDump } from './support.js'
 
@@ -28,26 +28,10 @@ const jsonInvalid = (position: number): unknown => ({ detail: [{ loc: ['body', p
 const bytes = (...parts: (string | number[])[]): Buffer => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))))
 
 /** Sends a body in chunks without Content-Length (Transfer-Encoding: chunked). */
-function chunked(url: string, path: string, chunks: Buffer[]): Promise<{ status: number; json: unknown }> {
-  const u = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: u.hostname, port: u.port, method: 'POST', path, headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
-      (res) => {
-        const parts: Buffer[] = []
-        res.on('data', (c: Buffer) => parts.push(c))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown }))
-      },
-    )
-    req.on('error', reject)
-    void (async () => {
-      for (const chunk of chunks) {
-        if (req.destroyed) return
-        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r))
-      }
-      req.end()
-    })().catch(reject)
-  })
+async function chunked(url: string, path: string, chunks: Buffer[]): Promise<{ status: number; json: unknown }> {
+  const headers = { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }
+  const res = await wireRequest(url, { method: 'POST', path, headers, chunks })
+  return { status: res.status, json: JSON.parse(res.text) as unknown }
 }
 
 describe('findUtf8Fault / pythonUtf8DecodeText (known answers from CPython 3.11 bytes.decode("utf-8"))', () => {

@@ -3,12 +3,12 @@
  * limits, the IP allowlist with trusted-proxy X-Forwarded-For, the 1 MiB body cap and its order against auth,
  * security headers, opaque 500s, and configuration parsing.
  */
-import http from 'node:http'
 import { RateLimiterMemory } from 'rate-limiter-flexible'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import type { TaskObserver } from '../../src/tasks/task-events.js'
 import { testEngines } from '../helpers/engines.js'
+import { wireRequest } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
 import { loadOperations } from './support.js'
 
@@ -36,27 +36,6 @@ function isHealthOrDiscovery(path: string): boolean {
 }
 
 const limiter = (points: number, duration: number): RateLimiterMemory => new RateLimiterMemory({ points, duration })
-
-/** Request through node:http (chunked bodies, exact control of the wire). */
-function nodeRequest(url: string, init: { method: string; path: string; headers?: Record<string, string>; chunks?: Buffer[] }): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
-  const u = new URL(url)
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, method: init.method, path: init.path, headers: init.headers }, (res) => {
-      const parts: Buffer[] = []
-      res.on('data', (c: Buffer) => parts.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }))
-    })
-    req.on('error', reject)
-    const write = async (): Promise<void> => {
-      for (const chunk of init.chunks ?? []) {
-        if (req.destroyed) return
-        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r))
-      }
-      req.end()
-    }
-    write().catch(reject)
-  })
-}
 
 describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
   const started: TestApp[] = []
@@ -352,7 +331,7 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
     it('a chunked body without Content-Length is capped too', async () => {
       const chunk = Buffer.alloc(64 * 1024, 0x20)
       const chunks = [Buffer.from('{"title":"x"'), ...Array.from({ length: 40 }, () => chunk), Buffer.from('}')]
-      const res = await nodeRequest(app.url, {
+      const res = await wireRequest(app.url, {
         method: 'POST',
         path: '/tasks',
         headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },

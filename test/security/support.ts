@@ -10,8 +10,8 @@ import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { parse } from 'yaml'
 import { afterAll, beforeAll } from 'vitest'
-import type { Clock } from '../../src/runtime.js'
 import type { Engine } from '../../src/store/engine.js'
+import { type TestClock, testClock } from '../helpers/clock.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -92,21 +92,9 @@ export function loadOperations(): Operation[] {
   return operations
 }
 
-/** A clock the test moves by hand; every reading advances it by a millisecond so writes stay distinguishable. */
-export interface ManualClock extends Clock {
-  advance(seconds: number): void
-}
-
-export function manualClock(start = 1_800_000_000): ManualClock {
-  let t = start
-  const tick = (): number => (t = Math.round((t + 0.001) * 1000) / 1000)
-  return {
-    now: () => tick(),
-    nowNs: () => BigInt(Math.round(tick() * 1e9)),
-    advance: (seconds) => {
-      t += seconds
-    },
-  }
+/** The clock worlds are built on: every reading a millisecond later than the last, so writes stay distinguishable. */
+export function worldClock(): TestClock {
+  return testClock({ start: 1_800_000_000, stepPerReading: 0.001 })
 }
 
 export const uid = (): string => randomBytes(4).toString('hex')
@@ -165,7 +153,7 @@ async function ok(app: TestApp, tenant: string, method: string, path: string, bo
 }
 
 /** Builds a world through the API (operator token), and its tokens through the TokenService. */
-export async function makeWorld(app: TestApp, clock: ManualClock, state: TaskState = 'open'): Promise<World> {
+export async function makeWorld(app: TestApp, clock: TestClock, state: TaskState = 'open'): Promise<World> {
   const tag = uid()
   const tenantA = `ta-${tag}`
   const tenantB = `tb-${tag}`
@@ -210,7 +198,7 @@ export interface WorldFixture {
 export function worldFixture(engine: Engine, state: TaskState = 'open'): WorldFixture {
   let ready: WorldFixture | undefined
   beforeAll(async () => {
-    const clock = manualClock()
+    const clock = worldClock()
     const app = await startTestApp({ engine, clock })
     ready = { app, world: await makeWorld(app, clock, state), store: await openStoreDump(app) }
   })
