@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander'
-import { calculateJwkThumbprint } from 'jose'
 import { keyFingerprint } from '../../crypto/fingerprint.js'
+import { jwkThumbprint } from '../../crypto/jwk-thumbprint.js'
 import { jwksEntry } from '../../crypto/jwks.js'
 import { type KeyName, keyFilePath, readStoredKey, rotateKey } from '../../crypto/key-files.js'
 import { AGENT_CARD_KID_PREFIX, RECEIPT_KID_PREFIX, derivedKid } from '../../identity/node-keys.js'
@@ -34,7 +34,7 @@ async function describeKeys(dataDir: string) {
       fingerprint: keyFingerprint(key.publicKey),
       kid,
       // RFC 7638, over the key's required members only: the same whatever kid or alg a JWKS gives it.
-      ...(jwk !== null && { jwk, jwk_thumbprint: await calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, 'sha256') }),
+      ...(jwk !== null && { jwk, jwk_thumbprint: await jwkThumbprint(jwk) }),
       path: key.path,
       used_for: PINNED_BY[name],
     })
