@@ -1,13 +1,16 @@
 /**
- * A peer sends a task and waits for its end with exponential backoff, then verifies the completion receipt
- * offline against the node's published JWKS. So that it finishes on a fresh node, this script also plays the
- * worker that claims and completes the task.
+ * A peer sends a task and waits for its end with exponential backoff, and has the completion receipt verified
+ * against the node's published key before it calls the task done. So that it finishes on a fresh node, this script
+ * also plays the worker that claims and completes the task.
  *
- *   npx tsx examples/send-and-wait.ts
+ *   RECEIPT_FINGERPRINT=sha256:… npx tsx examples/send-and-wait.ts
  *
- * In your own project: import { createApiClient, sendAndWait, verifyTaskReceipt } from 'bernstein-a2a/client'
+ * With RECEIPT_FINGERPRINT (the fingerprint of the node's receipt key, from its operator) the client fetches the
+ * node's JWKS and checks the key against it; without it, the example trusts the JWKS the node serves.
+ *
+ * In your own project: import { createApiClient, sendAndWait, type ReceiptTrust } from '@bernstein-a2a/client'
  */
-import { createApiClient, sendAndWait, verifyTaskReceipt } from '../src/client/index.js'
+import { type ReceiptTrust, createApiClient, sendAndWait } from '../src/client/index.js'
 import { baseUrl, token } from './env.js'
 
 const client = createApiClient({ baseUrl, ...(token !== undefined && { token }) })
@@ -26,14 +29,13 @@ async function work(): Promise<void> {
   }
 }
 
+const pinned = process.env['RECEIPT_FINGERPRINT']
+const verify: ReceiptTrust = pinned ? { trustedFingerprints: [pinned] } : { jwks: await (await fetch(`${baseUrl}/.well-known/agent.json/keys`)).json() }
+
 const [result] = await Promise.all([
-  sendAndWait(client, { sender: 'peer-agent@globex', message: 'Fix the flaky login test', role }, { initialDelayMs: 100, maxDelayMs: 1_000, timeoutMs: 30_000 }),
+  sendAndWait(client, { sender: 'peer-agent@globex', message: 'Fix the flaky login test', role }, { initialDelayMs: 100, maxDelayMs: 1_000, timeoutMs: 30_000, verify }),
   work(),
 ])
 if (!result.ok) throw new Error(`no result: ${result.reason} ${result.httpStatus ?? ''} ${JSON.stringify(result.error)}`)
 console.log(`task ${result.task.id} ${result.status} after ${result.polls} polls: ${result.task.artifacts.map((a) => a.name).join(', ')}`)
-
-const jwks: unknown = await (await fetch(`${baseUrl}/.well-known/agent.json/keys`)).json()
-const verdict = await verifyTaskReceipt(result.responseText, { jwks })
-if (!verdict.ok) throw new Error(`receipt does not verify: ${verdict.parsed ? verdict.failures.join('; ') : verdict.error}`)
-console.log(`receipt verified: key ${verdict.verifiedKeyId}, entry ${String(result.receipt?.['entry_hash'])}`)
+console.log(`receipt verified: key ${result.verification?.ok ? result.verification.verifiedKeyId : '?'}, entry ${result.receipt?.entry_hash}`)

@@ -7,7 +7,7 @@
  * Without PEER_FINGERPRINT the card is refused as untrusted (carrying a key is not trust) and its fingerprint is
  * printed, to compare with what the peer's operator tells you.
  *
- * In your own project: import { fetchAndVerifyPeerCard } from 'bernstein-a2a/client'
+ * In your own project: import { fetchAndVerifyPeerCard } from '@bernstein-a2a/client'
  */
 import { fetchAndVerifyPeerCard } from '../src/client/index.js'
 import { baseUrl } from './env.js'
@@ -15,9 +15,12 @@ import { baseUrl } from './env.js'
 const peer = process.env['PEER_URL'] ?? baseUrl
 const pinned = process.env['PEER_FINGERPRINT']
 
+// The options are the CLI's flags (`delegate --trusted-fingerprint … --require-cost-cap-usd …`).
 const verdict = await fetchAndVerifyPeerCard(peer, {
-  trustedIssuerFingerprints: pinned ? [pinned] : [],
-  requirements: { maxCostCapUsd: 50, minRedactionTier: 'standard', minSandboxProfile: 'container' },
+  trustedFingerprints: pinned ? [pinned] : [],
+  requireCostCapUsd: 50,
+  requireRedactionTier: 'standard',
+  requireSandboxProfile: 'container',
 })
 if (verdict.ok) {
   const { card } = verdict.card

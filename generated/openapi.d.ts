@@ -1750,6 +1750,77 @@ export interface components {
             } | null;
         };
         /**
+         * A2ATaskStatus
+         * @description The values `A2ATaskResponse.status` takes: the A2A task states this server maps its task statuses to.
+         *     `completed`, `failed` and `canceled` are final. Named here for clients (the typed client narrows
+         *     `A2ATaskResponse.status` to it); `A2ATaskResponse` itself keeps the seed's plain string.
+         * @enum {string}
+         */
+        A2ATaskStatus: "submitted" | "working" | "input-required" | "auth-required" | "completed" | "failed" | "canceled";
+        /**
+         * A2AReceipt
+         * @description The signed receipt an attested A2A response carries in `receipt` (`A2ATaskResponse.receipt` when not null).
+         *     It proves the exact response bytes were recorded on the node's receipt spine and signed with its receipt
+         *     key; verify it offline against the key the node publishes (`bernstein-a2a a2a verify`, or the client's
+         *     `verifyTaskReceipt`), see `docs/lineage-and-receipts.md`. The signer is trusted only when its key is pinned:
+         *     an embedded `public_key_jwk` alone proves nothing. Named here for clients; `A2ATaskResponse` keeps the
+         *     seed's open object.
+         * @example {
+         *       "schema_version": 1,
+         *       "task_id": "240c825e5873",
+         *       "artefact_path": ".sdd/a2a/responses/240c825e5873.json",
+         *       "content_hash": "sha256:011ede0ab8df49b58799f799a49a5ce1de88d657a0b7e6b331ac021f19d811bc",
+         *       "entry_hash": "sha256:88b998e9b2199846d37ac398db3742eae9949d9ab9cde5cc0fa0330a3afd9d5c",
+         *       "operator_hmac": "84830e2786138fd3c7bc60de96c685a5d7746f617bf5a9857c433d51b5e04174",
+         *       "kid": "a2a-server-lineage-46d286a9e5b07df7",
+         *       "head_signature": {
+         *         "alg": "EdDSA",
+         *         "key_id": "a2a-server-lineage-46d286a9e5b07df7",
+         *         "public_key_jwk": {
+         *           "kty": "OKP",
+         *           "crv": "Ed25519",
+         *           "alg": "EdDSA",
+         *           "x": "22c4tUYsmz9pmp62OcVuozIdFFBoxyCUM6UR6zx0A5Q",
+         *           "kid": "a2a-server-lineage-46d286a9e5b07df7"
+         *         },
+         *         "signature_b64": "D/XkrRGcUBwN5ZYpbHtHI+rS6H33SJeQQ4eQIlH3c9+P2M6OJh/Mlqe4LjUzpPBwbqzoXBceS7asmA011ygxDQ=="
+         *       }
+         *     }
+         */
+        A2AReceipt: {
+            /** @description Receipt format version; 1. */
+            schema_version: number;
+            /** @description The A2A task the attested response is about. */
+            task_id: string;
+            /** @description Where Bernstein would write the response (`.sdd/a2a/responses/<task_id>.json`); part of the spine entry. */
+            artefact_path: string;
+            /** @description `sha256:` + hex SHA-256 of the response without `receipt`, as Python-canonical JSON. */
+            content_hash: string;
+            /** @description The receipt spine entry anchoring that content hash. */
+            entry_hash: string;
+            /** @description The spine entry's HMAC under the node's lineage key (verifiable only by the operator). */
+            operator_hmac: string;
+            /** @description Id of the signing key, the `kid` of its entry in the node's JWKS (`/.well-known/agent.json/keys`). */
+            kid: string;
+            head_signature: {
+                /** @enum {string} */
+                alg: "EdDSA";
+                key_id: string;
+                public_key_jwk: {
+                    /** @enum {string} */
+                    kty: "OKP";
+                    /** @enum {string} */
+                    crv: "Ed25519";
+                    /** @enum {string} */
+                    alg?: "EdDSA";
+                    x: string;
+                    kid?: string;
+                };
+                /** @description Ed25519 signature over the SHA-256 of the other fields, standard base64. */
+                signature_b64: string;
+            };
+        };
+        /**
          * A2AArtifactResponse
          * @description Single artifact in responses.
          * @example {

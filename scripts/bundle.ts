@@ -23,11 +23,12 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { dedupePackages } from './dedupe-packages.js'
+import { BUNDLE_FILE } from './ensure-built.mjs'
 
 export const BUNDLE_EXTERNALS = ['better-sqlite3', 'path-to-regexp'] as const
 
 export function bundlePath(root: string): string {
-  return join(root, 'dist', 'bundle', 'bernstein-a2a.mjs')
+  return join(root, BUNDLE_FILE)
 }
 
 export async function bundleCli(root: string): Promise<string> {

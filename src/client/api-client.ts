@@ -1,5 +1,6 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch'
-import type { paths } from '../../generated/openapi.js'
+import type { ClientPaths } from './a2a-types.js'
+import { keepA2ATaskBodies } from './raw-body.js'
 
 export interface ApiClientOptions {
   /** Server root, e.g. `http://127.0.0.1:8052`; add `/api/v1` to use the versioned prefix for every call. */
@@ -13,18 +14,21 @@ export interface ApiClientOptions {
   readonly headers?: Readonly<Record<string, string>>
 }
 
-export type ApiClient = Client<paths>
+/** The typed client: every operation of openapi.yaml, A2A task responses narrowed ({@link ClientPaths}). */
+export type ApiClient = Client<ClientPaths>
 
 /**
  * A typed client for the bernstein-a2a API, generated from openapi.yaml (openapi-fetch). Every call resolves to
- * `{ data }` or `{ error }` typed per status; it throws only when the network fails.
+ * `{ data }` or `{ error }` typed per status; it throws only when the network fails. An A2A task response keeps
+ * its exact bytes, so that `verifyTaskReceipt(await client.GET('/a2a/tasks/{a2a_task_id}', …))` can check its
+ * receipt.
  *
  * @example
  * const client = createApiClient({ baseUrl: 'http://127.0.0.1:8052', token: process.env.BERNSTEIN_TOKEN })
  * const { data, error } = await client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: 'Fix the flaky test' } })
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
-  const client = createClient<paths>({
+  const client = createClient<ClientPaths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     headers: { ...options.headers },
@@ -36,6 +40,6 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       return request
     },
   }
-  client.use(auth)
+  client.use(auth, keepA2ATaskBodies)
   return client
 }

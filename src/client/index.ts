@@ -1,17 +1,18 @@
 /**
- * The typed client SDK (`bernstein-a2a/client`): the openapi-fetch client generated from openapi.yaml, and helpers
- * built on it for peers: send a task and wait for its end, verify a peer's capability card before delegating,
- * verify a task receipt offline. HTTP outcomes are data (`{ data } | { error }`, `{ ok: false, reason }`); only
- * network failures throw.
+ * The typed client SDK (`@bernstein-a2a/client`, also `bernstein-a2a/client`): the openapi-fetch client generated
+ * from openapi.yaml, and helpers built on it for peers: send a task and wait for its end, verify a peer's capability
+ * card before delegating, verify a task receipt. HTTP outcomes and verdicts are data (`{ data } | { error }`,
+ * `{ ok: false, reason }`); only network failures throw.
  *
  * @module
  */
 export type { paths, components, operations } from '../../generated/openapi.js'
+export type { A2AReceipt, A2ATask, A2ATaskStatus, ClientPaths } from './a2a-types.js'
 export { createApiClient } from './api-client.js'
 export type { ApiClient, ApiClientOptions } from './api-client.js'
 export { sendAndWait, isTerminalA2AStatus, TERMINAL_A2A_STATUSES } from './send-and-wait.js'
-export type { A2AReceipt, A2ATask, A2ATaskSend, SendAndWaitDone, SendAndWaitFailed, SendAndWaitOptions, SendAndWaitResult, TerminalA2AStatus } from './send-and-wait.js'
+export type { A2ATaskSend, SendAndWaitDone, SendAndWaitFailed, SendAndWaitOptions, SendAndWaitResult, TerminalA2AStatus } from './send-and-wait.js'
 export { fetchAndVerifyPeerCard } from './peer-card.js'
 export type { FetchPeerCardOptions, PeerCardResult, PolicyRequirements, SignedCapabilityCard } from './peer-card.js'
 export { verifyTaskReceipt } from './verify-receipt.js'
-export type { A2AReceiptResult, ReceiptTrust } from './verify-receipt.js'
+export type { A2AReceiptResult, ReceiptSource, ReceiptTrust } from './verify-receipt.js'

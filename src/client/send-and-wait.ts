@@ -1,17 +1,17 @@
 import type { components } from '../../generated/openapi.js'
+import type { A2AReceipt, A2ATask, A2ATaskStatus } from './a2a-types.js'
 import type { ApiClient } from './api-client.js'
+import { type A2AReceiptResult, type ReceiptTrust, verifyReceiptText } from './verify-receipt.js'
 
-export type A2ATask = components['schemas']['A2ATaskResponse']
+export type { A2AReceipt, A2ATask, A2ATaskStatus } from './a2a-types.js'
 export type A2ATaskSend = components['schemas']['A2ATaskSendRequest']
-/** The receipt object of an attested response (`null` = unattested). */
-export type A2AReceipt = NonNullable<A2ATask['receipt']>
 
 /**
  * A2A statuses after which a task never changes again.
  *
  * @example TERMINAL_A2A_STATUSES.includes('completed') // true
  */
-export const TERMINAL_A2A_STATUSES = ['completed', 'failed', 'canceled'] as const
+export const TERMINAL_A2A_STATUSES = ['completed', 'failed', 'canceled'] as const satisfies readonly A2ATaskStatus[]
 export type TerminalA2AStatus = (typeof TERMINAL_A2A_STATUSES)[number]
 
 /**
@@ -35,6 +35,12 @@ export interface SendAndWaitOptions {
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   /** Injected clock in ms (tests); defaults to `Date.now`. */
   readonly now?: () => number
+  /**
+   * Verify the final response's receipt before calling the wait done, as {@link verifyTaskReceipt} does with this
+   * trust (e.g. `{ trustedFingerprints: ['sha256:…'] }`: the node's JWKS, fetched from the node the client calls).
+   * A receipt that does not verify, or a response without one, ends the wait with `receipt_rejected`.
+   */
+  readonly verify?: ReceiptTrust
 }
 
 /** The task reached a terminal status: `task.status` says which (a `failed` task is still a finished wait). */
@@ -46,6 +52,8 @@ export interface SendAndWaitDone {
   readonly receipt: A2AReceipt | null
   /** The exact bytes of the final response, for {@link verifyTaskReceipt}. */
   readonly responseText: string
+  /** The receipt's verification, when `verify` was given (then always `ok: true` here). */
+  readonly verification?: A2AReceiptResult
   /** GET requests made. */
   readonly polls: number
 }
@@ -54,9 +62,10 @@ export interface SendAndWaitFailed {
   readonly ok: false
   /**
    * `send_failed`/`poll_failed`: the server answered with an error status (`httpStatus`, `error` is its body);
-   * `timeout`: no terminal status within `timeoutMs`; `aborted`: the signal fired.
+   * `timeout`: no terminal status within `timeoutMs`; `aborted`: the signal fired; `receipt_rejected`: the task
+   * ended but, with `verify`, its receipt did not verify (`error` is the verification, `task` the final state).
    */
-  readonly reason: 'send_failed' | 'poll_failed' | 'timeout' | 'aborted'
+  readonly reason: 'send_failed' | 'poll_failed' | 'timeout' | 'aborted' | 'receipt_rejected'
   readonly httpStatus: number | null
   readonly error: unknown
   /** The last state seen, when the task was created. */
@@ -103,16 +112,20 @@ export async function sendAndWait(client: ApiClient, body: A2ATaskSend, options:
   let polls = 0
   let task: A2ATask | null = null
   const failed = (reason: SendAndWaitFailed['reason'], httpStatus: number | null, error: unknown): SendAndWaitFailed => ({ ok: false, reason, httpStatus, error, task, polls })
-  const finished = (text: string): SendAndWaitDone | null => {
+  const finished = async (text: string, response: Response): Promise<SendAndWaitResult | null> => {
     const current = JSON.parse(text) as A2ATask
     task = current
-    return isTerminalA2AStatus(current.status) ? { ok: true, status: current.status, task: current, receipt: current.receipt ?? null, responseText: text, polls } : null
+    if (!isTerminalA2AStatus(current.status)) return null
+    const done: SendAndWaitDone = { ok: true, status: current.status, task: current, receipt: current.receipt ?? null, responseText: text, polls }
+    if (options.verify === undefined) return done
+    const verification = await verifyReceiptText(text, response.url || null, options.verify)
+    return verification.ok ? { ...done, verification } : failed('receipt_rejected', null, verification)
   }
 
   try {
     const sent = await client.POST('/a2a/tasks/send', { body, parseAs: 'text', ...(signal && { signal }) })
     if (sent.error !== undefined || sent.data === undefined) return failed('send_failed', sent.response.status, sent.error)
-    const done = finished(sent.data)
+    const done = await finished(sent.data, sent.response)
     if (done) return done
     const id = (task as A2ATask | null)?.id as string
     let delay = initialDelayMs
@@ -126,7 +139,7 @@ export async function sendAndWait(client: ApiClient, body: A2ATaskSend, options:
       polls += 1
       const got = await client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: id } }, parseAs: 'text', ...(signal && { signal }) })
       if (got.error !== undefined || got.data === undefined) return failed('poll_failed', got.response.status, got.error)
-      const result = finished(got.data)
+      const result = await finished(got.data, got.response)
       if (result) return result
     }
   } catch (error) {

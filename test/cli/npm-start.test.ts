@@ -1,13 +1,16 @@
 /**
  * The README's first promise: `npm start` serves on the embedded default, and stopping it stops the server. npm
  * runs the script through `sh -c`, which does not pass SIGTERM on; the script therefore `exec`s node, so that the
- * signal npm forwards reaches the server itself and no orphan keeps the port.
+ * signal npm forwards reaches the server itself and no orphan keeps the port. It runs the build's bundle (through
+ * bin/), which the global setup has made current, so it does not build again.
  */
 import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { BUNDLE_FILE, buildIsStale } from '../../scripts/ensure-built.mjs'
 import { repoRoot } from '../helpers/vectors.js'
 
 const dirs: string[] = []
@@ -49,6 +52,7 @@ describe('npm start', () => {
       if (npm.exitCode !== null) throw new Error(`npm start exited: ${output}`)
       await new Promise((r) => setTimeout(r, 100))
     }
+    expect(output).not.toContain('building it first')
     const res = await fetch(`${url}/health`)
     expect(await res.json()).toMatchObject({ status: 'ok', components: { database: 'ok', engine: 'sqlite' } })
 
@@ -58,4 +62,26 @@ describe('npm start', () => {
     // Nothing is left listening: the server itself received the signal and closed.
     expect(await answers(health)).toBeNull()
   }, 120_000)
+})
+
+describe('the build check npm start and npm run cli make (scripts/ensure-built.mjs)', () => {
+  it('calls dist/ stale when it is missing or older than any input, current when newer than all', () => {
+    const root = mkdtempSync(join(tmpdir(), 'bernstein-a2a-ensure-built-'))
+    dirs.push(root)
+    const at = (path: string, seconds: number, text = ''): void => {
+      mkdirSync(join(root, path, '..'), { recursive: true })
+      writeFileSync(join(root, path), text)
+      utimesSync(join(root, path), seconds, seconds)
+    }
+    at('src/cli/main.ts', 1_000)
+    at('tsconfig.build.json', 1_000)
+    expect(buildIsStale(root)).toBe(true)
+    at(BUNDLE_FILE, 2_000)
+    expect(buildIsStale(root)).toBe(false)
+    at('src/deep/er/module.ts', 3_000)
+    expect(buildIsStale(root)).toBe(true)
+    at(BUNDLE_FILE, 4_000)
+    at('generated/openapi.d.ts', 5_000)
+    expect(buildIsStale(root)).toBe(true)
+  })
 })

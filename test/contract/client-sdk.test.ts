@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { type ApiClient, createApiClient, fetchAndVerifyPeerCard, sendAndWait, verifyTaskReceipt } from '../../src/client/index.js'
 import { OPEN_REQUIREMENTS } from '../../src/cards/policy-gate.js'
+import { contractSchemas, violations } from '../helpers/contract-schemas.js'
 import { OPERATOR_TOKEN, type TestApp, publishedJwks, startTestApp } from '../helpers/test-app.js'
 
 /** A clock and a sleep that advance together without waiting, recording each wait. */
@@ -66,6 +67,64 @@ describe('client SDK helpers against the real server', () => {
     expect(wrongKey.ok).toBe(false)
     expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({ parsed: false, ok: false, error: 'the response carries no receipt (unattested)' })
     expect(await verifyTaskReceipt('not json', { jwks })).toMatchObject({ parsed: false, ok: false })
+  })
+
+  describe('verifyTaskReceipt, from what the caller holds, pinned by the receipt key fingerprint', () => {
+    const receiptFingerprint = () => keyFingerprint(t.keys.receipt.publicKey)
+    const wrongFingerprint = 'sha256:' + '0'.repeat(64)
+
+    it("verifies what the typed client returns (parsed JSON), fetching the JWKS from the node it came from", async () => {
+      const jwksRequests: string[] = []
+      const recording: typeof fetch = async (input, init) => {
+        jwksRequests.push(String(input))
+        return fetch(input, init)
+      }
+      const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'verify me as sent' } })
+      expect(sent.data?.status).toBe('submitted')
+      expect(await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: recording })).toMatchObject({ parsed: true, ok: true, keyPinned: true, failures: [] })
+      expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
+      // Under the versioned prefix, the JWKS is still the node's own.
+      const v1 = t.clientWith({ token: OPERATOR_TOKEN, prefix: '/api/v1' })
+      const result = await sendAndWait(v1, { sender: 'peer@globex', message: 'verify me when done' }, { initialDelayMs: 5, sleep: () => finishNewest(v1, 'complete') })
+      if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
+      const got = await v1.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: result.task.id } } })
+      expect(got.data?.receipt?.task_id).toBe(result.task.id)
+      jwksRequests.length = 0
+      expect(await verifyTaskReceipt(got, { trustedFingerprints: receiptFingerprint(), fetch: recording })).toMatchObject({ parsed: true, ok: true })
+      expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
+      // sendAndWait's result, and a plain fetch Response, are accepted as they are.
+      expect(await verifyTaskReceipt(result, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/agent.json/keys` })).toMatchObject({ ok: true })
+      const raw = await fetch(`${t.url}/a2a/tasks/${result.task.id}`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
+      expect(await verifyTaskReceipt(raw, { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ ok: true })
+    })
+
+    it('refuses a key whose fingerprint is not pinned, and reports a JWKS it cannot fetch, both as data', async () => {
+      const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'not pinned' } })
+      const untrusted = await verifyTaskReceipt(sent, { trustedFingerprints: [wrongFingerprint] })
+      expect(untrusted).toMatchObject({ parsed: true, ok: false })
+      if (untrusted.parsed) expect(untrusted.failures).toEqual([expect.stringContaining(`(fingerprint ${receiptFingerprint()}, from ${t.url}/.well-known/agent.json/keys) is not among the trusted fingerprints`)])
+      const down = await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: async () => { throw new TypeError('fetch failed') } })
+      expect(down).toEqual({ parsed: false, ok: false, error: `could not fetch JWKS from ${t.url}/.well-known/agent.json/keys: fetch failed` })
+      const missing = await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/no-such-keys` })
+      expect(missing).toMatchObject({ parsed: false, ok: false, error: expect.stringMatching(/^could not fetch JWKS from .*: HTTP 40\d$/) })
+      // Text alone does not say which node it came from.
+      expect(await verifyTaskReceipt(JSON.stringify(sent.data), { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ parsed: false, error: expect.stringMatching(/^no JWKS URL/) })
+      // An error response has no receipt to verify.
+      const notFound = await t.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: 'ffffffffffff' } } })
+      expect(await verifyTaskReceipt(notFound, { trustedFingerprints: [receiptFingerprint()] })).toEqual({ parsed: false, ok: false, error: 'the request failed (HTTP 404): no receipt to verify' })
+    })
+
+    it('sendAndWait verifies the final receipt when asked, and ends with receipt_rejected when it does not verify', async () => {
+      const verified = await sendAndWait(t.client, { sender: 'peer@globex', message: 'verify on the way' }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [receiptFingerprint()] } })
+      expect(verified).toMatchObject({ ok: true, status: 'completed', verification: { parsed: true, ok: true } })
+      const rejected = await sendAndWait(t.client, { sender: 'peer@globex', message: 'wrong pin' }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [wrongFingerprint] } })
+      expect(rejected).toMatchObject({ ok: false, reason: 'receipt_rejected', httpStatus: null, task: { status: 'completed' }, error: { parsed: true, ok: false } })
+    })
+
+    it("carries receipts that match the contract's A2AReceipt", async () => {
+      const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'shape' } })
+      expect(violations(contractSchemas()('A2AReceipt'), sent.data?.receipt)).toBe('')
+    })
   })
 
   it('sendAndWait reports failed and canceled tasks as finished waits with their status', async () => {
@@ -153,6 +212,37 @@ describe('client SDK helpers against the real server', () => {
         expect(verdict, reason).toMatchObject({ ok: false, reason, httpStatus: 200 })
         if (!verdict.ok) expect(verdict.detail.length).toBeGreaterThan(0)
       }
+    })
+
+    it("takes the CLI's names: trustedFingerprints and require* (the former names still work)", async () => {
+      const modern = await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: fingerprint(), requireCostCapUsd: 10, requireRedactionTier: 'standard', requireSandboxProfile: 'container', expectedIssuer: 'test-node' })
+      expect(modern).toMatchObject({ ok: true, fingerprint: fingerprint() })
+      expect(await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()] })).toMatchObject({ ok: true })
+      const stricter = await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()], requireSandboxProfile: 'microvm' })
+      expect(stricter).toMatchObject({ ok: false, reason: 'policy', detail: "sandbox profile: peer profile 'container' is weaker than required 'microvm'" })
+      expect(await fetchAndVerifyPeerCard(t.url, { requireCostCapUsd: 10 })).toMatchObject({ ok: false, reason: 'untrusted_issuer' })
+    })
+
+    it('answers options of the wrong shape (from JavaScript) with invalid_options, before fetching anything', async () => {
+      let fetched = 0
+      const counting: typeof fetch = async (input, init) => {
+        fetched++
+        return fetch(input, init)
+      }
+      const wrong = [
+        [{ trustedFingerprints: [fingerprint()], requireCostCapUsd: '10' }, /^requireCostCapUsd must be a number of USD/],
+        [{ trustedFingerprints: [fingerprint()], requirements: { maxCostCapUsd: '10', minRedactionTier: 'none', minSandboxProfile: 'none' } }, /^requirements\.maxCostCapUsd must be a number/],
+        [{ trustedFingerprints: [fingerprint()], requirements: 'strict' }, /^requirements must be an object/],
+        [{ trustedFingerprints: 42 }, /^trustedFingerprints must be a fingerprint/],
+        [{ trustedFingerprints: [fingerprint()], trustedIssuerFingerprints: [fingerprint()] }, /not also its former name/],
+        [{ trustedFingerprints: [fingerprint()], requireCostCapUsd: 5, requirements: OPEN_REQUIREMENTS }, /not also the former requirements/],
+      ] as const
+      for (const [options, detail] of wrong) {
+        const verdict = await fetchAndVerifyPeerCard(t.url, { ...options, fetch: counting } as never)
+        expect(verdict, JSON.stringify(options)).toEqual({ ok: false, reason: 'invalid_options', detail: expect.stringMatching(detail), httpStatus: null })
+      }
+      expect(await fetchAndVerifyPeerCard(t.url, null as never)).toEqual({ ok: false, reason: 'invalid_options', detail: 'options must be an object', httpStatus: null })
+      expect(fetched).toBe(0)
     })
 
     it('reports an HTTP error and a malformed card as data', async () => {

@@ -1,7 +1,10 @@
 import { describe, expect, expectTypeOf, it } from 'vitest'
+import type { A2AStatus } from '../../src/a2a/a2a-status.js'
 import {
+  type A2AReceipt,
   type A2AReceiptResult,
   type A2ATask,
+  type A2ATaskStatus,
   type ApiClient,
   type PeerCardResult,
   type SendAndWaitResult,
@@ -38,6 +41,25 @@ describe('client types', () => {
     await expect(call()).rejects.toThrow('no network in type tests')
   })
 
+  it("narrows an A2A task's status to the contract's union and types its receipt, on every path that returns one", () => {
+    // The contract's union is the server's own set of A2A statuses.
+    expectTypeOf<A2ATaskStatus>().toEqualTypeOf<A2AStatus>()
+    expectTypeOf<A2ATask['status']>().toEqualTypeOf<A2ATaskStatus>()
+    expectTypeOf<NonNullable<A2ATask['receipt']>>().toEqualTypeOf<A2AReceipt>()
+    expectTypeOf<A2AReceipt['entry_hash']>().toBeString()
+    expectTypeOf<A2AReceipt['head_signature']['public_key_jwk']['x']>().toBeString()
+    const get = () => client.GET('/api/v1/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: 'x' } } })
+    expectTypeOf<NonNullable<Awaited<ReturnType<typeof get>>['data']>>().toEqualTypeOf<A2ATask>()
+    const check = (task: A2ATask) => {
+      // @ts-expect-error not an A2A status
+      const never = task.status === 'done'
+      // @ts-expect-error the receipt has no such field
+      const typo = task.receipt?.entry_hsh
+      return [never, typo]
+    }
+    expect(typeof check).toBe('function')
+  })
+
   it('rejects calls the contract forbids', () => {
     const forbidden = [
       // @ts-expect-error unknown path
@@ -63,22 +85,28 @@ describe('client types', () => {
       if (r.ok) {
         expectTypeOf(r.status).toEqualTypeOf<'completed' | 'failed' | 'canceled'>()
         expectTypeOf(r.responseText).toBeString()
-        expectTypeOf(r.receipt).toEqualTypeOf<{ [key: string]: unknown } | null>()
+        expectTypeOf(r.receipt).toEqualTypeOf<A2AReceipt | null>()
+        expectTypeOf(r.task.status).toEqualTypeOf<A2ATaskStatus>()
       } else {
-        expectTypeOf(r.reason).toEqualTypeOf<'send_failed' | 'poll_failed' | 'timeout' | 'aborted'>()
+        expectTypeOf(r.reason).toEqualTypeOf<'send_failed' | 'poll_failed' | 'timeout' | 'aborted' | 'receipt_rejected'>()
         expectTypeOf(r.task).toEqualTypeOf<A2ATask | null>()
       }
     }
     expectTypeOf(fetchAndVerifyPeerCard).returns.resolves.toEqualTypeOf<PeerCardResult>()
     const card = (r: PeerCardResult) => {
       if (r.ok) expectTypeOf(r.card.card.policies.cost_cap_usd).toBeNumber()
-      else expectTypeOf(r.reason).toEqualTypeOf<'http' | 'malformed' | 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'>()
+      else expectTypeOf(r.reason).toEqualTypeOf<'http' | 'malformed' | 'invalid_options' | 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'>()
     }
     expectTypeOf(verifyTaskReceipt).returns.resolves.toEqualTypeOf<A2AReceiptResult>()
     // @ts-expect-error a receipt is only verified against a pinned key: jwks or trustedJwk is required
     const unpinned = () => verifyTaskReceipt('{}', {})
     // @ts-expect-error not both
     const both = () => verifyTaskReceipt('{}', { jwks: {}, trustedJwk: {} })
-    expect([narrow, card, unpinned, both].every((f) => typeof f === 'function')).toBe(true)
+    // @ts-expect-error a JWKS URL alone pins nothing: the key's fingerprint is required with it
+    const urlOnly = () => verifyTaskReceipt('{}', { jwksUrl: 'http://127.0.0.1:1/.well-known/agent.json/keys' })
+    // What the typed client returns, and sendAndWait's result, are accepted as they are.
+    const fromClient = async () => verifyTaskReceipt(await client.POST('/a2a/tasks/send', { body: { sender: 'p', message: 'm' } }), { trustedFingerprints: ['sha256:…'] })
+    const fromWait = async (r: SendAndWaitResult) => (r.ok ? verifyTaskReceipt(r, { trustedFingerprints: 'sha256:…', fetch: noNetwork }) : null)
+    expect([narrow, card, unpinned, both, urlOnly, fromClient, fromWait].every((f) => typeof f === 'function')).toBe(true)
   })
 })

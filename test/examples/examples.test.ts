@@ -42,6 +42,10 @@ describe('the README examples run', () => {
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/^task [0-9a-f]{12} completed after \d+ polls: result\nreceipt verified: key a2a-server-lineage-[0-9a-f]{16}, entry sha256:[0-9a-f]{64}\n$/)
+    // Pinned by the receipt key's fingerprint, the client fetches the JWKS itself.
+    const pinned = await example('send-and-wait', { ...env, RECEIPT_FINGERPRINT: keyFingerprint(app.keys.receipt.publicKey) })
+    expect(pinned.stderr).toBe('')
+    expect(pinned.stdout).toMatch(/^task [0-9a-f]{12} completed after \d+ polls: result\nreceipt verified: key a2a-server-lineage-[0-9a-f]{16}, entry sha256:[0-9a-f]{64}\n$/)
   })
 
   it('verify-peer-card.ts: trusted with the pinned fingerprint, refused without', async () => {
