@@ -61,7 +61,7 @@ export class InboundTrustGate implements InboundGate {
         verifiedIssuer = accepted.card.card.issuer
         senderKey = accepted.fingerprint
       } catch (error) {
-        if (error instanceof PeerCardRejected) throw rejected(`sender capability card rejected (${error.reason}): ${error.detail}`)
+        if (error instanceof PeerCardRejected) throw rejected(`sender capability card rejected (${error.code}): ${error.detail}`)
         throw rejected(`sender capability card unusable: ${(error as Error).message}`)
       }
     }

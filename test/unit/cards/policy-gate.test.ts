@@ -41,7 +41,7 @@ describe('policiesMeetRequirements (policy_gate.json)', () => {
       } else {
         const error = await run.catch((e: unknown) => e)
         expect(error).toBeInstanceOf(PeerCardRejected)
-        expect(error).toMatchObject({ reason: expected.reason, detail: expected.detail, message: expected.str })
+        expect(error).toMatchObject({ code: expected.reason, detail: expected.detail, message: expected.str })
       }
     },
   )
