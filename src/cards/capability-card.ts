@@ -133,7 +133,7 @@ export function parseCapabilityCardAndJws(value: unknown): { signed: SignedCapab
   if (signed['card'] === undefined) throw new CapabilityCardInvalid("SignedCapabilityCard 'card' is required")
   const card = parseCapabilityCardBody(signed['card'])
   const decoded = decodeDetachedJws(signature)
-  if (decoded.ok && decoded.header['kid'] !== card.kid) {
+  if (decoded.ok && decoded.value.header['kid'] !== card.kid) {
     throw new CapabilityCardInvalid(
       `SignedCapabilityCard signature header kid does not match the card kid ${pythonRepr(card.kid)}`,
       'kid_mismatch',

@@ -67,7 +67,7 @@ export async function consumePeerCard(
   const verified = await verifyCapabilityCard(signed, { now })
   metrics?.signatureVerified('capability_card', verified.ok)
   if (!verified.ok) throw new PeerCardRejected('signature', 'card signature is invalid or the card has expired')
-  const { card } = verified
+  const card = verified.value
   // verifyCapabilityCard has already loaded this PEM as an Ed25519 key, so this cannot throw.
   const fingerprint = keyFingerprint(card.card.public_key_pem)
   if (!new Set(trustedIssuerFingerprints).has(fingerprint)) {

@@ -69,7 +69,7 @@ export async function verifyA2AReceipt(receipt: unknown, response: string | Uint
   if (trustedJwk === undefined && options.jwks !== undefined) {
     const found = findJwk(options.jwks, parsed.receipt.kid)
     if (!found.ok) return { parsed: true, ok: false, failures: [`receipt kid '${parsed.receipt.kid}' is not in the JWKS: ${found.detail}`], verifiedKeyId: null, keyPinned: true, recomputedContentHash: null }
-    trustedJwk = { ...found.jwk }
+    trustedJwk = { ...found.value.jwk }
   }
   const verdict = await verifyReceipt(parsed.receipt, withoutReceipt(responseValue), { verifyEd25519: ed25519Verifier, ...(trustedJwk !== undefined && { trustedJwk }) })
   return { parsed: true, ...verdict }
