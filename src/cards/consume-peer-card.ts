@@ -74,6 +74,6 @@ export async function consumePeerCard(
     throw new PeerCardRejected('untrusted_issuer', `card key fingerprint ${fingerprint} is not in the trusted-issuer set`)
   }
   const gate = policiesMeetRequirements(card.card.policies, requirements)
-  if (!gate.ok) throw new PeerCardRejected('policy', gate.failures.join('; '))
+  if (!gate.ok) throw new PeerCardRejected('policy', gate.detail)
   return { card, fingerprint }
 }

@@ -188,7 +188,7 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
       minRedactionTier: opts.requireRedactionTier ?? OPEN_REQUIREMENTS.minRedactionTier,
       minSandboxProfile: opts.requireSandboxProfile ?? OPEN_REQUIREMENTS.minSandboxProfile,
     })
-    failures.push(...gate.failures)
+    if (!gate.ok) failures.push(...gate.failures)
   }
   if (failures.length > 0) {
     fail(1)
