@@ -35,5 +35,5 @@ console.log(`task ${result.task.id} ${result.status} after ${result.polls} polls
 
 const jwks: unknown = await (await fetch(`${baseUrl}/.well-known/agent.json/keys`)).json()
 const verdict = await verifyTaskReceipt(result.responseText, { jwks })
-if (!verdict.ok) throw new Error(`receipt does not verify: ${verdict.parsed ? verdict.failures.join('; ') : verdict.error}`)
-console.log(`receipt verified: key ${verdict.verifiedKeyId}, entry ${String(result.receipt?.['entry_hash'])}`)
+if (!verdict.ok) throw new Error(`receipt does not verify (${verdict.code}): ${verdict.detail}`)
+console.log(`receipt verified: key ${verdict.value.verifiedKeyId}, entry ${String(result.receipt?.['entry_hash'])}`)

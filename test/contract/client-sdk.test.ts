@@ -51,7 +51,7 @@ describe('client SDK helpers against the real server', () => {
     expect(result.receipt?.['task_id']).toBe(result.task.id)
     expect(JSON.parse(result.responseText)).toEqual(result.task)
     const verdict = await verifyTaskReceipt(result.responseText, { jwks })
-    expect(verdict).toMatchObject({ parsed: true, ok: true, keyPinned: true, failures: [] })
+    expect(verdict).toMatchObject({ ok: true, value: { keyPinned: true } })
   })
 
   it('verifyTaskReceipt rejects a tampered response, a wrong key and an unattested response', async () => {
@@ -59,13 +59,13 @@ describe('client SDK helpers against the real server', () => {
     if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
     const tampered = await verifyTaskReceipt(result.responseText.replace('patched login()', 'patched logout()'), { jwks })
     expect(tampered.ok).toBe(false)
-    expect(tampered.parsed).toBe(true)
-    if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch/)
+    expect(tampered).toMatchObject({ code: 'receipt_invalid' })
+    if (!tampered.ok && tampered.code === 'receipt_invalid') expect(tampered.failures[0]).toMatch(/^content_hash mismatch/)
     const otherKey = { kty: 'OKP', crv: 'Ed25519', x: (jwks as { keys: { x: string }[] }).keys[0]?.x, kid: t.keys.receipt.kid }
     const wrongKey = await verifyTaskReceipt(result.responseText, { trustedJwk: otherKey })
     expect(wrongKey.ok).toBe(false)
-    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({ parsed: false, ok: false, error: 'the response carries no receipt (unattested)' })
-    expect(await verifyTaskReceipt('not json', { jwks })).toMatchObject({ parsed: false, ok: false })
+    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({ ok: false, code: 'unattested', detail: 'the response carries no receipt (unattested)' })
+    expect(await verifyTaskReceipt('not json', { jwks })).toMatchObject({ ok: false, code: 'malformed_response' })
   })
 
   it('sendAndWait reports failed and canceled tasks as finished waits with their status', async () => {
