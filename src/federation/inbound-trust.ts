@@ -74,8 +74,8 @@ export class InboundTrustGate implements InboundGate {
       ...(this.#options.strictLineage && { checkLinks: true, allowTicketGaps: true, checkEntryHashes: true }),
       ...(verifiedIssuer !== undefined && { expectedIssuer: verifiedIssuer }),
     })
-    if (!parsed.ok) throw rejected(`lineage envelope rejected: ${parsed.error.message}`)
-    const envelope: LineageEnvelope = parsed.envelope
+    if (!parsed.ok) throw rejected(`lineage envelope rejected: ${parsed.detail}`)
+    const envelope: LineageEnvelope = parsed.value
     return {
       ...verified,
       onAccepted: async (repos, taskId) => {
