@@ -38,4 +38,4 @@ const [result] = await Promise.all([
 ])
 if (!result.ok) throw new Error(`no result: ${result.reason} ${result.httpStatus ?? ''} ${JSON.stringify(result.error)}`)
 console.log(`task ${result.task.id} ${result.status} after ${result.polls} polls: ${result.task.artifacts.map((a) => a.name).join(', ')}`)
-console.log(`receipt verified: key ${result.verification?.ok ? result.verification.verifiedKeyId : '?'}, entry ${result.receipt?.entry_hash}`)
+console.log(`receipt verified: key ${result.verification?.ok ? result.verification.value.verifiedKeyId : '?'}, entry ${result.receipt?.entry_hash}`)

@@ -1,8 +1,14 @@
+import type { CapabilityCardInvalidCode } from './cards/capability-card.js'
+import type { PeerCardRejection } from './cards/consume-peer-card.js'
 import type { Schema } from './contract.js'
+import type { InsecureKeyFileCode } from './crypto/key-files.js'
+import type { KeyRejectedCode } from './crypto/key-rejected.js'
+import type { AuditKeyErrorCode } from './lineage/audit-key.js'
 
 /**
  * Errors are data: a stable `code` callers branch on, the `detail` text clients see, and optional extra fields.
  * HTTP statuses for these codes live in one place, `src/http/problem.ts`; the domain never names a status.
+ * {@link AppError} is what the HTTP layer answers with; {@link TrustError} is what the trust primitives throw.
  */
 export type ErrorCode =
   | 'task_not_found'
@@ -59,4 +65,29 @@ export const a2aTaskNotFound = (id: string): AppError => new AppError('a2a_task_
 
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError
+}
+
+/** Every {@link TrustError} code; each subclass owns a disjoint part, so `switch (error.code)` tells them apart. */
+export type TrustErrorCode = KeyRejectedCode | InsecureKeyFileCode | CapabilityCardInvalidCode | PeerCardRejection | AuditKeyErrorCode
+
+/**
+ * The base of every error thrown for trust data that cannot be used (a key, a key file, a capability card, a peer's
+ * card, the audit key), as jose's `JOSEError` is of its errors: catch `TrustError` and branch on `code`. Errors of
+ * the caller's own making (a number where a PEM belongs) are TypeErrors instead.
+ *
+ * @example
+ * try {
+ *   await consumePeerCard(card, { trustedIssuerFingerprints, requirements })
+ * } catch (error) {
+ *   if (!(error instanceof TrustError)) throw error
+ *   if (error.code === 'untrusted_issuer') console.error('pin the peer first:', error.message)
+ * }
+ */
+export abstract class TrustError<Code extends TrustErrorCode = TrustErrorCode> extends Error {
+  readonly code: Code
+
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+  }
 }

@@ -114,7 +114,7 @@ export async function chainVerification(count: number, rounds: number): Promise<
     const verifier = new TrackerAuditVerifier(key)
     for (const line of lines) verifier.push(line)
     const result = verifier.result()
-    if (!result.ok || result.entries !== count) throw new Error(`chain bench: ${result.failure ?? 'wrong count'}`)
+    if (!result.ok || result.value.entries !== count) throw new Error(`chain bench: ${result.ok ? 'wrong count' : result.detail}`)
     return count / ((performance.now() - t0) / 1000)
   }
   const baseline = (): number => {

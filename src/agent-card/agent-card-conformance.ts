@@ -143,7 +143,7 @@ export async function checkAgentCardConformance(
     const unresolved: string[] = []
     for (const entry of list) {
       const found = findJwk(jwks, entry.kid)
-      keys.push(found.ok ? found.publicKey : undefined)
+      keys.push(found.ok ? found.value.publicKey : undefined)
       if (!found.ok) unresolved.push(found.detail)
     }
     if (unresolved.length > 0) fail('kid_resolves', 'unresolvable_jwks', unresolved.join('; '))
@@ -250,7 +250,7 @@ function headerProblem(entry: Entry): { reason: AgentCardRejection; detail: stri
   if (entry.alg !== JWS_ALG) return { reason: 'unknown_alg', detail: `entry alg ${JSON.stringify(entry.alg)} is not EdDSA` }
   const decoded = decodeDetachedJws(entry.jws)
   if (!decoded.ok) return { reason: 'malformed', detail: `kid ${JSON.stringify(entry.kid)}: ${decoded.detail}` }
-  const { header } = decoded
+  const { header } = decoded.value
   if (header['alg'] !== JWS_ALG) return { reason: 'unknown_alg', detail: `JWS alg ${JSON.stringify(header['alg'])} is not EdDSA` }
   if (header['typ'] !== AGENT_CARD_TYP || entry.typ !== AGENT_CARD_TYP) {
     return { reason: 'malformed', detail: `JWS typ ${JSON.stringify(header['typ'])} is not ${AGENT_CARD_TYP}` }
@@ -264,7 +264,7 @@ function expectedJws(entry: Entry): string | undefined {
   const decoded = decodeDetachedJws(entry.jws)
   if (!decoded.ok) return undefined
   const header = encodeBase64url(jcs({ alg: JWS_ALG, kid: entry.kid, typ: AGENT_CARD_TYP }))
-  return `${header}..${decoded.signatureSegment}`
+  return `${header}..${decoded.value.signatureSegment}`
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -13,6 +13,7 @@ import { pythonRepr } from '../canonical/python-json.js'
 import type { Schema } from '../contract.js'
 import { type DetachedJwsDecoded, decodeDetachedJws } from '../crypto/detached-jws.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
+import { TrustError } from '../errors.js'
 
 /** Protected-header `typ` of a capability card, distinct from the agent card's `agent-card+jws` (§5.2). */
 export const CAPABILITY_CARD_TYP = 'a2a-capability+jws'
@@ -36,15 +37,15 @@ export type CardPolicies = CapabilityCardBody['policies']
  */
 export type SignedCapabilityCard = Omit<Schema<'SignedCapabilityCard'>, 'alg' | 'card'> & { alg: string; card: CapabilityCardBody }
 
-/** A card that does not have the required shape; `message` is Bernstein's `ValueError` text where it has one. */
-export class CapabilityCardInvalid extends Error {
-  /** `kid_mismatch`: well-formed, but the JWS header names another key than the body; `invalid_card`: the rest. */
-  readonly code: 'invalid_card' | 'kid_mismatch'
+/** `kid_mismatch`: well-formed, but the JWS header names another key than the body; `invalid_card`: the rest. */
+export type CapabilityCardInvalidCode = 'invalid_card' | 'kid_mismatch'
 
-  constructor(message: string, code: 'invalid_card' | 'kid_mismatch' = 'invalid_card') {
-    super(message)
-    this.name = 'CapabilityCardInvalid'
-    this.code = code
+/** A card that does not have the required shape; `message` is Bernstein's `ValueError` text where it has one. */
+export class CapabilityCardInvalid extends TrustError<CapabilityCardInvalidCode> {
+  override readonly name = 'CapabilityCardInvalid'
+
+  constructor(message: string, code: CapabilityCardInvalidCode = 'invalid_card') {
+    super(code, message)
   }
 }
 
@@ -132,7 +133,7 @@ export function parseCapabilityCardAndJws(value: unknown): { signed: SignedCapab
   if (signed['card'] === undefined) throw new CapabilityCardInvalid("SignedCapabilityCard 'card' is required")
   const card = parseCapabilityCardBody(signed['card'])
   const decoded = decodeDetachedJws(signature)
-  if (decoded.ok && decoded.header['kid'] !== card.kid) {
+  if (decoded.ok && decoded.value.header['kid'] !== card.kid) {
     throw new CapabilityCardInvalid(
       `SignedCapabilityCard signature header kid does not match the card kid ${pythonRepr(card.kid)}`,
       'kid_mismatch',

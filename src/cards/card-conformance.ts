@@ -61,7 +61,7 @@ export async function checkCardConformance(signed: unknown, now: number): Promis
     checks.push(
       verified.ok
         ? { name: 'signature', passed: true, detail: 'detached Ed25519 JWS verifies (a2a-capability+jws)' }
-        : { name: 'signature', passed: false, detail: `detached JWS does not verify (${verified.reason}): ${verified.detail}` },
+        : { name: 'signature', passed: false, detail: `detached JWS does not verify (${verified.code}): ${verified.detail}` },
     )
   } else {
     checks.push({ name: 'jcs_canonical', passed: false, detail: NOT_CHECKED })

@@ -6,6 +6,7 @@
  */
 import { pythonRepr } from '../canonical/python-json.js'
 import { keyFingerprint } from '../crypto/fingerprint.js'
+import { TrustError } from '../errors.js'
 import type { SignedCapabilityCard } from './capability-card.js'
 import { policiesMeetRequirements } from './policy-gate.js'
 import type { PolicyRequirements } from './policy-gate.js'
@@ -13,15 +14,13 @@ import { verifyCapabilityCard } from './verify-capability-card.js'
 
 export type PeerCardRejection = 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'
 
-/** The peer's card is not acceptable; `reason` is stable, `detail` is Bernstein's text. */
-export class PeerCardRejected extends Error {
-  readonly reason: PeerCardRejection
+/** The peer's card is not acceptable; `code` is stable, `detail` is Bernstein's text. */
+export class PeerCardRejected extends TrustError<PeerCardRejection> {
+  override readonly name = 'PeerCardRejected'
   readonly detail: string
 
-  constructor(reason: PeerCardRejection, detail: string) {
-    super(`peer card rejected (${reason}): ${detail}`)
-    this.name = 'PeerCardRejected'
-    this.reason = reason
+  constructor(code: PeerCardRejection, detail: string) {
+    super(code, `peer card rejected (${code}): ${detail}`)
     this.detail = detail
   }
 }
@@ -68,13 +67,13 @@ export async function consumePeerCard(
   const verified = await verifyCapabilityCard(signed, { now })
   metrics?.signatureVerified('capability_card', verified.ok)
   if (!verified.ok) throw new PeerCardRejected('signature', 'card signature is invalid or the card has expired')
-  const { card } = verified
+  const card = verified.value
   // verifyCapabilityCard has already loaded this PEM as an Ed25519 key, so this cannot throw.
   const fingerprint = keyFingerprint(card.card.public_key_pem)
   if (!new Set(trustedIssuerFingerprints).has(fingerprint)) {
     throw new PeerCardRejected('untrusted_issuer', `card key fingerprint ${fingerprint} is not in the trusted-issuer set`)
   }
   const gate = policiesMeetRequirements(card.card.policies, requirements)
-  if (!gate.ok) throw new PeerCardRejected('policy', gate.failures.join('; '))
+  if (!gate.ok) throw new PeerCardRejected('policy', gate.detail)
   return { card, fingerprint }
 }

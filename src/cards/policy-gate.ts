@@ -5,6 +5,7 @@
  * @module
  */
 import { PyFloat, pythonRepr } from '../canonical/python-json.js'
+import { type Result, fail, ok } from '../result.js'
 import type { CardPolicies } from './capability-card.js'
 
 /** What the operator requires of a peer before delegating to it. */
@@ -15,11 +16,11 @@ export interface PolicyRequirements {
   minSandboxProfile: string
 }
 
-export interface PolicyGateResult {
-  ok: boolean
-  /** Bernstein's failure texts, in its order: cost, redaction tier, sandbox profile. */
-  failures: string[]
-}
+/**
+ * Every requirement met, or `policy_unmet` with every unmet one in `failures` (Bernstein's texts, in its order: cost,
+ * redaction tier, sandbox profile) and `detail` their `"; "`-joined text.
+ */
+export type PolicyGateResult = Result<undefined, 'policy_unmet', { failures: readonly string[] }>
 
 /** Redaction tiers, weakest first. */
 export const REDACTION_TIERS: readonly string[] = ['none', 'basic', 'standard', 'strict']
@@ -36,8 +37,9 @@ export const OPEN_REQUIREMENTS: PolicyRequirements = Object.freeze({
 /**
  * Checks a card's advertised policies against the operator's requirements, collecting every failure.
  *
- * @example policiesMeetRequirements(card.policies, { maxCostCapUsd: 10, minRedactionTier: 'standard',
- *   minSandboxProfile: 'container' }).failures // ['cost cap: peer advertises 12.5 USD, operator ceiling is 10.0 USD']
+ * @example
+ * const gate = policiesMeetRequirements(card.policies, { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' })
+ * if (!gate.ok) console.error(gate.failures) // ['cost cap: peer advertises 12.5 USD, operator ceiling is 10.0 USD']
  */
 export function policiesMeetRequirements(policies: CardPolicies, requirements: PolicyRequirements): PolicyGateResult {
   const failures: string[] = []
@@ -51,7 +53,7 @@ export function policiesMeetRequirements(policies: CardPolicies, requirements: P
   if (redaction) failures.push(redaction)
   const sandbox = rankFailure(SANDBOX_PROFILES, policies.sandbox_profile, requirements.minSandboxProfile, 'sandbox profile', 'profile')
   if (sandbox) failures.push(sandbox)
-  return { ok: failures.length === 0, failures }
+  return failures.length === 0 ? ok() : fail('policy_unmet', failures.join('; '), { failures })
 }
 
 function rankFailure(

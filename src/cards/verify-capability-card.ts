@@ -9,6 +9,7 @@ import { PyFloat, pythonRepr } from '../canonical/python-json.js'
 import { JWS_ALG, verifyDecodedDetachedJws } from '../crypto/detached-jws.js'
 import { publicKeyFromPem } from '../crypto/ed25519.js'
 import { KeyRejected } from '../crypto/key-rejected.js'
+import { type Result, fail, ok } from '../result.js'
 import {
   CAPABILITY_CARD_TYP,
   CapabilityCardInvalid,
@@ -25,9 +26,8 @@ import type { SignedCapabilityCard } from './capability-card.js'
  */
 export type CardVerifyFailure = 'malformed' | 'alg' | 'typ' | 'kid_mismatch' | 'key' | 'signature' | 'expired'
 
-export type CardVerification =
-  | { ok: true; card: SignedCapabilityCard }
-  | { ok: false; reason: CardVerifyFailure; detail: string }
+/** The verified card (re-validated, so safe to use), or why it failed. */
+export type CardVerification = Result<SignedCapabilityCard, CardVerifyFailure>
 
 export interface VerifyCapabilityCardOptions {
   /** Verification time in Unix seconds; defaults to the current time. */
@@ -57,15 +57,15 @@ export async function verifyCapabilityCard(
     ;({ signed: card, jws } = parseCapabilityCardAndJws(signed))
   } catch (error) {
     if (!(error instanceof CapabilityCardInvalid)) throw error
-    return { ok: false, reason: error.code === 'kid_mismatch' ? 'kid_mismatch' : 'malformed', detail: error.message }
+    return fail(error.code === 'kid_mismatch' ? 'kid_mismatch' : 'malformed', error.message)
   }
-  if (card.alg !== JWS_ALG) return { ok: false, reason: 'alg', detail: `card alg must be ${JWS_ALG}` }
+  if (card.alg !== JWS_ALG) return fail('alg', `card alg must be ${JWS_ALG}`)
   let publicKey: KeyObject
   try {
     publicKey = publicKeyFromPem(card.card.public_key_pem)
   } catch (error) {
     if (!(error instanceof KeyRejected)) throw error
-    return { ok: false, reason: 'key', detail: `public_key_pem: ${error.message}` }
+    return fail('key', `public_key_pem: ${error.message}`)
   }
   let signingBytes: Uint8Array
   try {
@@ -73,23 +73,20 @@ export async function verifyCapabilityCard(
   } catch (error) {
     // A lone surrogate (or anything else JCS cannot serialise) makes the card unverifiable, not the verifier crash.
     if (!(error instanceof TypeError)) throw error
-    return { ok: false, reason: 'malformed', detail: error.message }
+    return fail('malformed', error.message)
   }
-  const result = jws.ok ? verifyDecodedDetachedJws(jws, signingBytes, publicKey) : jws
+  const result = jws.ok ? verifyDecodedDetachedJws(jws.value, signingBytes, publicKey) : jws
   if (!result.ok) {
-    const reason = result.code === 'unknown_alg' ? 'alg' : result.code === 'malformed' ? 'malformed' : 'signature'
-    return { ok: false, reason, detail: result.detail }
+    const code = result.code === 'unknown_alg' ? 'alg' : result.code === 'malformed' ? 'malformed' : 'signature'
+    return fail(code, result.detail)
   }
-  if (result.header.typ !== CAPABILITY_CARD_TYP) {
-    return { ok: false, reason: 'typ', detail: `JWS typ must be ${CAPABILITY_CARD_TYP}` }
-  }
-  if (result.header.kid !== card.card.kid) {
-    return { ok: false, reason: 'kid_mismatch', detail: 'JWS kid does not match the card kid' }
-  }
+  const header = result.value
+  if (header.typ !== CAPABILITY_CARD_TYP) return fail('typ', `JWS typ must be ${CAPABILITY_CARD_TYP}`)
+  if (header.kid !== card.card.kid) return fail('kid_mismatch', 'JWS kid does not match the card kid')
   if (checkExpiry && isExpired(card.card.expires_at, now)) {
-    return { ok: false, reason: 'expired', detail: `card expired at ${pythonRepr(new PyFloat(card.card.expires_at))}` }
+    return fail('expired', `card expired at ${pythonRepr(new PyFloat(card.card.expires_at))}`)
   }
-  return { ok: true, card }
+  return ok(card)
 }
 
 /** Bernstein's expiry rule: `0` never expires; otherwise expired strictly after `expires_at`. */

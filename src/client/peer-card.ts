@@ -124,6 +124,6 @@ export async function fetchAndVerifyPeerCard(baseUrl: string, options: FetchPeer
     return { ok: true, card: accepted.card, fingerprint: accepted.fingerprint }
   } catch (cause) {
     if (!(cause instanceof PeerCardRejected)) throw cause
-    return { ok: false, reason: cause.reason, detail: cause.detail, httpStatus: response.status }
+    return { ok: false, reason: cause.code, detail: cause.detail, httpStatus: response.status }
   }
 }

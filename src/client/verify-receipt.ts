@@ -8,7 +8,7 @@
  */
 import { keyFingerprint } from '../crypto/fingerprint.js'
 import { findJwk } from '../crypto/jwks.js'
-import { type A2AReceiptResult, verifyTaskReceipt as verifyResponseText } from '../receipts/verify-a2a-receipt.js'
+import { type A2AReceiptResult, type ReceiptUnchecked, verifyTaskReceipt as verifyResponseText } from '../receipts/verify-a2a-receipt.js'
 import { keptBody } from './raw-body.js'
 
 export type { A2AReceiptResult } from '../receipts/verify-a2a-receipt.js'
@@ -50,8 +50,8 @@ export type ReceiptTrust =
 
 const JWKS_PATH = '/.well-known/agent.json/keys'
 
-function failed(error: string): A2AReceiptResult {
-  return { parsed: false, ok: false, error }
+function failed(code: ReceiptUnchecked, detail: string): A2AReceiptResult {
+  return { ok: false, code, detail }
 }
 
 type Text = { readonly ok: true; readonly text: string; readonly url: string | null } | { readonly ok: false; readonly error: string }
@@ -136,34 +136,28 @@ async function fetchJwks(url: string, fetcher: typeof globalThis.fetch): Promise
 
 /** Verifies `text` under `trust`; `url` is where the response came from, for the default JWKS location. */
 export async function verifyReceiptText(text: string, url: string | null, trust: ReceiptTrust): Promise<A2AReceiptResult> {
-  if (typeof trust !== 'object' || trust === null) return failed('no trust given: pass trustedFingerprints, jwks or trustedJwk')
+  if (typeof trust !== 'object' || trust === null) return failed('invalid_argument', 'no trust given: pass trustedFingerprints, jwks or trustedJwk')
   if (trust.trustedJwk !== undefined) return verifyResponseText(text, { trustedJwk: trust.trustedJwk })
   if (trust.jwks !== undefined) return verifyResponseText(text, { jwks: trust.jwks })
-  if (trust.trustedFingerprints === undefined) return failed('no trust given: pass trustedFingerprints, jwks or trustedJwk')
+  if (trust.trustedFingerprints === undefined) return failed('invalid_argument', 'no trust given: pass trustedFingerprints, jwks or trustedJwk')
   const trusted = typeof trust.trustedFingerprints === 'string' ? [trust.trustedFingerprints] : [...trust.trustedFingerprints]
-  if (!trusted.every((f) => typeof f === 'string')) return failed('trustedFingerprints must be strings (sha256:…)')
+  if (!trusted.every((f) => typeof f === 'string')) return failed('invalid_argument', 'trustedFingerprints must be strings (sha256:…)')
   const kid = receiptKid(text)
   // Unparseable or unattested: the check below says which, before anything is fetched.
   if (kid === null) return verifyResponseText(text, { jwks: { keys: [] } })
   const jwksUrl = trust.jwksUrl ?? jwksUrlFor(url)
-  if (jwksUrl === null) return failed("no JWKS URL: pass jwksUrl (the node's /.well-known/agent.json/keys), or verify what the typed client returned")
+  if (jwksUrl === null) return failed('invalid_argument', "no JWKS URL: pass jwksUrl (the node's /.well-known/agent.json/keys), or verify what the typed client returned")
   const fetched = await fetchJwks(jwksUrl, trust.fetch ?? globalThis.fetch)
-  if (!fetched.ok) return failed(fetched.error)
+  if (!fetched.ok) return failed('jwks_unavailable', fetched.error)
   const found = findJwk(fetched.jwks, kid)
   // A kid the JWKS does not hold, or a key it holds that is unusable: the check reports it in its words.
   if (!found.ok) return verifyResponseText(text, { jwks: fetched.jwks })
-  const fingerprint = keyFingerprint(found.publicKey)
+  const fingerprint = keyFingerprint(found.value.publicKey)
   if (!trusted.includes(fingerprint)) {
-    return {
-      parsed: true,
-      ok: false,
-      failures: [`receipt key ${kid} (fingerprint ${fingerprint}, from ${jwksUrl}) is not among the trusted fingerprints`],
-      verifiedKeyId: null,
-      keyPinned: true,
-      recomputedContentHash: null,
-    }
+    const untrusted = `receipt key ${kid} (fingerprint ${fingerprint}, from ${jwksUrl}) is not among the trusted fingerprints`
+    return { ok: false, code: 'receipt_invalid', detail: untrusted, failures: [untrusted], keyPinned: true, recomputedContentHash: null }
   }
-  return verifyResponseText(text, { trustedJwk: { ...found.jwk } })
+  return verifyResponseText(text, { trustedJwk: { ...found.value.jwk } })
 }
 
 /**
@@ -178,10 +172,10 @@ export async function verifyReceiptText(text: string, url: string | null, trust:
  * @example
  * const sent = await client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'Fix the flaky test' } })
  * const verdict = await verifyTaskReceipt(sent, { trustedFingerprints: ['sha256:…'] })   // the node's receipt key
- * if (!verdict.ok) console.error(verdict.parsed ? verdict.failures : verdict.error)
+ * if (!verdict.ok) console.error(verdict.code, verdict.detail)
  */
 export async function verifyTaskReceipt(response: ReceiptSource, trust: ReceiptTrust): Promise<A2AReceiptResult> {
   const text = await responseText(response)
-  if (!text.ok) return failed(text.error)
+  if (!text.ok) return failed('unattested', text.error)
   return verifyReceiptText(text.text, text.url, trust)
 }

@@ -10,6 +10,7 @@
 import { type KeyObject, verify as nodeVerify } from 'node:crypto'
 import { FlattenedSign } from 'jose'
 import { jcsText } from '../canonical/jcs.js'
+import { type Fail, type Result, fail, ok } from '../result.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 import { decodeBase64urlStrict, encodeBase64url } from './base64url.js'
 import { assertEd25519KeyObject } from './ed25519.js'
@@ -30,18 +31,16 @@ export type DetachedJwsFailure = 'malformed' | 'unknown_alg' | 'signature'
 
 /** A detached JWS split and decoded (not verified): the parsed header, both segments, the 64 signature bytes. */
 export interface DecodedDetachedJws {
-  readonly ok: true
   readonly header: Record<string, unknown>
   readonly headerSegment: string
   readonly signatureSegment: string
   readonly signature: Uint8Array
 }
 
-export type DetachedJwsDecoded = DecodedDetachedJws | { ok: false; code: DetachedJwsFailure; detail: string }
+export type DetachedJwsDecoded = Result<DecodedDetachedJws, 'malformed'>
 
-export type DetachedJwsVerification =
-  | { ok: true; header: JwsProtectedHeader }
-  | { ok: false; code: DetachedJwsFailure; detail: string }
+/** The verified protected header, or why the JWS was refused. */
+export type DetachedJwsVerification = Result<JwsProtectedHeader, DetachedJwsFailure>
 
 /** A JCS Ed25519 header is about 100 characters; a header segment this long is refused unparsed. */
 const MAX_HEADER_SEGMENT = 4096
@@ -100,12 +99,12 @@ export function decodeDetachedJws(jws: unknown): DetachedJwsDecoded {
   if (typeof header !== 'object' || header === null || Array.isArray(header)) {
     return malformed('JWS protected header is not a JSON object')
   }
-  return { ok: true, header: header as Record<string, unknown>, headerSegment, signatureSegment, signature }
+  return ok({ header: header as Record<string, unknown>, headerSegment, signatureSegment, signature })
 }
 
 /**
  * Verifies a detached compact JWS over `payload` with `publicKey`, allowing only `EdDSA`. Returns the parsed
- * protected header on success; bad data of any kind gives `{ ok: false, code }`, never an exception. Callers
+ * protected header as `value` on success; bad data of any kind gives `{ ok: false, code, detail }`, never an exception. Callers
  * check `typ` and `kid` themselves.
  *
  * @throws TypeError only when `payload` is not a Uint8Array or `publicKey` is not an Ed25519 public key.
@@ -117,7 +116,7 @@ export async function verifyDetachedJws(
 ): Promise<DetachedJwsVerification> {
   assertVerifyInputs(payload, publicKey)
   const decoded = decodeDetachedJws(jws)
-  return decoded.ok ? verifyDecoded(decoded, payload, publicKey) : decoded
+  return decoded.ok ? verifyDecoded(decoded.value, payload, publicKey) : decoded
 }
 
 /**
@@ -140,7 +139,7 @@ function assertVerifyInputs(payload: Uint8Array, publicKey: KeyObject): void {
 function verifyDecoded(decoded: DecodedDetachedJws, payload: Uint8Array, publicKey: KeyObject): DetachedJwsVerification {
   const { header, headerSegment, signature } = decoded
   if (header['alg'] !== JWS_ALG) {
-    return { ok: false, code: 'unknown_alg', detail: `JWS alg must be "${JWS_ALG}"` }
+    return fail('unknown_alg', `JWS alg must be "${JWS_ALG}"`)
   }
   // RFC 7797 unencoded payloads would change the signing input; this framing never uses them.
   if ('b64' in header || 'crit' in header) return malformed('JWS header must not use "b64" or "crit"')
@@ -153,10 +152,10 @@ function verifyDecoded(decoded: DecodedDetachedJws, payload: Uint8Array, publicK
   } catch {
     return malformed('JWS is invalid')
   }
-  if (!valid) return { ok: false, code: 'signature', detail: 'JWS signature does not verify' }
-  return { ok: true, header: header as JwsProtectedHeader }
+  if (!valid) return fail('signature', 'JWS signature does not verify')
+  return ok(header as JwsProtectedHeader)
 }
 
-function malformed(detail: string): { ok: false; code: 'malformed'; detail: string } {
-  return { ok: false, code: 'malformed', detail }
+function malformed(detail: string): Fail<'malformed'> {
+  return fail('malformed', detail)
 }

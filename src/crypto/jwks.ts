@@ -7,15 +7,21 @@
  */
 import type { KeyObject } from 'node:crypto'
 import type { Schema } from '../contract.js'
+import { type Result, fail, ok } from '../result.js'
 import { exportPublicJwk, publicKeyFromJwk } from './ed25519.js'
 import { KeyRejected } from './key-rejected.js'
 
 export type JwksKey = Schema<'Jwk'>
 export type Jwks = Schema<'Jwks'>
 
-export type JwksLookup =
-  | { ok: true; jwk: JwksKey; publicKey: KeyObject }
-  | { ok: false; code: 'malformed_jwks' | 'unknown_kid' | 'unusable_key'; detail: string }
+/** The key found: its normalised JWK entry and the usable public key. */
+export interface JwksMatch {
+  readonly jwk: JwksKey
+  readonly publicKey: KeyObject
+}
+
+export type JwksLookupFailure = 'malformed_jwks' | 'unknown_kid' | 'unusable_key'
+export type JwksLookup = Result<JwksMatch, JwksLookupFailure>
 
 /** Real key sets hold a handful of keys; a larger one is treated as malformed rather than scanned. */
 const MAX_JWKS_KEYS = 1000
@@ -36,25 +42,25 @@ export function jwksEntry(key: KeyObject, kid: string): JwksKey {
  * present, must be `EdDSA` and `use`, when present, `sig`. Never throws.
  */
 export function findJwk(jwks: unknown, kid: string): JwksLookup {
-  if (typeof jwks !== 'object' || jwks === null) return { ok: false, code: 'malformed_jwks', detail: 'JWKS is not an object' }
+  if (typeof jwks !== 'object' || jwks === null) return fail('malformed_jwks', 'JWKS is not an object')
   const keys = (jwks as { keys?: unknown }).keys
   if (!Array.isArray(keys) || keys.length > MAX_JWKS_KEYS) {
-    return { ok: false, code: 'malformed_jwks', detail: 'JWKS "keys" is not a list' }
+    return fail('malformed_jwks', 'JWKS "keys" is not a list')
   }
   const entry: unknown = keys.find(
     (candidate: unknown) =>
       typeof candidate === 'object' && candidate !== null && (candidate as { kid?: unknown }).kid === kid,
   )
-  if (entry === undefined) return { ok: false, code: 'unknown_kid', detail: `kid ${JSON.stringify(kid)} is not in the JWKS` }
+  if (entry === undefined) return fail('unknown_kid', `kid ${JSON.stringify(kid)} is not in the JWKS`)
   const { alg, use, x } = entry as Record<string, unknown>
   if ((alg !== undefined && alg !== 'EdDSA') || (use !== undefined && use !== 'sig')) {
-    return { ok: false, code: 'unusable_key', detail: `JWK ${JSON.stringify(kid)} is not an EdDSA signing key` }
+    return fail('unusable_key', `JWK ${JSON.stringify(kid)} is not an EdDSA signing key`)
   }
   try {
     const publicKey = publicKeyFromJwk(entry)
-    return { ok: true, publicKey, jwk: { kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid, x: x as string } }
+    return ok({ publicKey, jwk: { kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid, x: x as string } })
   } catch (error) {
     if (!(error instanceof KeyRejected)) throw error
-    return { ok: false, code: 'unusable_key', detail: `JWK ${JSON.stringify(kid)}: ${error.message}` }
+    return fail('unusable_key', `JWK ${JSON.stringify(kid)}: ${error.message}`)
   }
 }

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto'
 import type { KeyObject } from 'node:crypto'
 import { chmod, link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { TrustError } from '../errors.js'
 import { exportPkcs8Pem, generateEd25519KeyPair, privateKeyFromPem, publicKeyOf } from './ed25519.js'
 
 /** The node's signing keys. */
@@ -47,14 +48,15 @@ export interface ListArchivedKeysOptions {
   graceSeconds?: number
 }
 
+export type InsecureKeyFileCode = 'insecure_key_file'
+
 /** Thrown when a key file exists but is readable by group or others: the key may have leaked, so it is not used. */
-export class InsecureKeyFile extends Error {
-  readonly code = 'insecure_key_file'
+export class InsecureKeyFile extends TrustError<InsecureKeyFileCode> {
+  override readonly name = 'InsecureKeyFile'
   readonly path: string
 
   constructor(path: string, mode: number) {
-    super(`key file ${path} has mode 0${(mode & 0o777).toString(8)}; expected 0600`)
-    this.name = 'InsecureKeyFile'
+    super('insecure_key_file', `key file ${path} has mode 0${(mode & 0o777).toString(8)}; expected 0600`)
     this.path = path
   }
 }

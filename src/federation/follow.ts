@@ -69,10 +69,7 @@ export async function follow(deps: FollowerDeps, delegation: Delegation): Promis
   if (d.peerJwks === null) return entry.save({ lastError: 'follow: no pinned peer JWKS to verify the completion receipt', polls: d.polls + 1, nextPollAt: next() })
   const verdict = await verifyA2AReceipt(body.receipt ?? null, outcome.text, { jwks: JSON.parse(d.peerJwks) as unknown })
   deps.metrics?.signatureVerified('receipt', verdict.ok)
-  if (!verdict.ok) {
-    const why = verdict.parsed ? verdict.failures.join('; ') : verdict.error
-    return entry.save({ lastError: `completion receipt did not verify: ${why}`, polls: d.polls + 1, nextPollAt: next() })
-  }
+  if (!verdict.ok) return entry.save({ lastError: `completion receipt did not verify: ${verdict.detail}`, polls: d.polls + 1, nextPollAt: next() })
   const artifacts = Array.isArray(body.artifacts) ? (body.artifacts as RemoteArtifact[]) : []
   // The peer's last `result` artifact on completion, its last `error` artifact (the reason) on failure.
   const carried = status === 'completed' ? 'result' : 'error'

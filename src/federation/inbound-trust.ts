@@ -61,7 +61,7 @@ export class InboundTrustGate implements InboundGate {
         verifiedIssuer = accepted.card.card.issuer
         senderKey = accepted.fingerprint
       } catch (error) {
-        if (error instanceof PeerCardRejected) throw rejected(`sender capability card rejected (${error.reason}): ${error.detail}`)
+        if (error instanceof PeerCardRejected) throw rejected(`sender capability card rejected (${error.code}): ${error.detail}`)
         throw rejected(`sender capability card unusable: ${(error as Error).message}`)
       }
     }
@@ -74,8 +74,8 @@ export class InboundTrustGate implements InboundGate {
       ...(this.#options.strictLineage && { checkLinks: true, allowTicketGaps: true, checkEntryHashes: true }),
       ...(verifiedIssuer !== undefined && { expectedIssuer: verifiedIssuer }),
     })
-    if (!parsed.ok) throw rejected(`lineage envelope rejected: ${parsed.error.message}`)
-    const envelope: LineageEnvelope = parsed.envelope
+    if (!parsed.ok) throw rejected(`lineage envelope rejected: ${parsed.detail}`)
+    const envelope: LineageEnvelope = parsed.value
     return {
       ...verified,
       onAccepted: async (repos, taskId) => {

@@ -7,15 +7,13 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { TrustError } from '../errors.js'
+
+export type AuditKeyErrorCode = 'missing' | 'insecure_permissions' | 'empty'
 
 /** Why a key file could not be used. */
-export class AuditKeyError extends Error {
-  readonly code: 'missing' | 'insecure_permissions' | 'empty'
-  constructor(code: 'missing' | 'insecure_permissions' | 'empty', message: string) {
-    super(message)
-    this.name = 'AuditKeyError'
-    this.code = code
-  }
+export class AuditKeyError extends TrustError<AuditKeyErrorCode> {
+  override readonly name = 'AuditKeyError'
 }
 
 const PY_WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c])

@@ -23,8 +23,8 @@ export const TRACKER_NAME = 'bernstein'
 /** A stored line back to an entry. Lines were written by us, so a parse failure means the database was altered. */
 export function parseStoredTrackerLine(line: string): TrackerAuditEntry {
   const parsed = parseTrackerEntry(parsePythonJson(line))
-  if (!parsed.ok) throw new Error(`tracker-audit line does not parse: ${parsed.error}`)
-  return parsed.entry
+  if (!parsed.ok) throw new Error(`tracker-audit line does not parse: ${parsed.detail}`)
+  return parsed.value
 }
 
 const etag = (task: Task | null): string | null => (task ? `${task.status}@${task.version}` : null)

@@ -8,6 +8,7 @@ import { isPyInt, isPyObject, PyFloat, pythonCanonicalBytes, pythonRepr, pythonT
 import type { PyObject, PyValue } from '../canonical/python-json.js'
 import type { Schema } from '../contract.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
+import { type Result, fail, ok } from '../result.js'
 import {
   GENESIS_PREV_HASH,
   computeTrackerEntryHash,
@@ -35,7 +36,7 @@ export type LineageEnvelope = Omit<Schema<'LineageEnvelope'>, 'schema_version' |
 }
 
 /** Stable codes for the ways an envelope can be rejected. */
-export type LineageEnvelopeErrorCode =
+export type LineageEnvelopeFailure =
   | 'not_object'
   | 'missing_field'
   | 'missing_source_issuer'
@@ -48,15 +49,11 @@ export type LineageEnvelopeErrorCode =
   | 'entry_hash_mismatch'
   | 'issuer_mismatch'
 
-/** Why an envelope was rejected; `message` is Bernstein's text where Bernstein has the check. */
-export interface LineageEnvelopeError {
-  code: LineageEnvelopeErrorCode
-  message: string
-  /** Index of the offending entry, for entry-level errors. */
-  entryIndex?: number
-}
-
-export type LineageEnvelopeResult = { ok: true; envelope: LineageEnvelope } | { ok: false; error: LineageEnvelopeError }
+/**
+ * The envelope, or why it was rejected: `detail` is Bernstein's text where Bernstein has the check, `entryIndex` the
+ * offending entry's index for entry-level failures.
+ */
+export type LineageEnvelopeResult = Result<LineageEnvelope, LineageEnvelopeFailure, { entryIndex?: number }>
 
 /** Stricter checks than Bernstein's `from_payload`, all off by default. */
 export interface LineageEnvelopeParseOptions {
@@ -148,8 +145,8 @@ function isSingleTicket(entries: readonly TrackerAuditEntry[]): boolean {
   return typeof ticket === 'string' && ticket.length > 0 && entries.every((entry) => entry.ticket_id === ticket)
 }
 
-function reject(code: LineageEnvelopeErrorCode, message: string, entryIndex?: number): LineageEnvelopeResult {
-  return { ok: false, error: entryIndex === undefined ? { code, message } : { code, message, entryIndex } }
+function reject(code: LineageEnvelopeFailure, detail: string, entryIndex?: number): LineageEnvelopeResult {
+  return entryIndex === undefined ? fail(code, detail) : fail(code, detail, { entryIndex })
 }
 
 // Python's int(x) on the carried schema_version, which Bernstein applies without checking the value.
@@ -191,8 +188,8 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
   const entries: TrackerAuditEntry[] = []
   for (const [index, raw] of rawEntries.entries()) {
     const parsed = parseTrackerEntry(raw)
-    if (!parsed.ok) return reject('invalid_entry', parsed.error, index)
-    entries.push(parsed.entry)
+    if (!parsed.ok) return reject('invalid_entry', parsed.detail, index)
+    entries.push(parsed.value)
   }
   let recomputed: string
   try {
@@ -248,7 +245,7 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
       `lineage envelope source_issuer ${pythonRepr(sourceIssuer)} does not match the verified issuer ${pythonRepr(options.expectedIssuer)}`,
     )
   }
-  return { ok: true, envelope: { schema_version: version, source_issuer: sourceIssuer, chain_digest: digest, entries } }
+  return ok({ schema_version: version, source_issuer: sourceIssuer, chain_digest: digest, entries })
 }
 
 /**

@@ -2,6 +2,7 @@ import { pythonCanonical } from '../canonical/python-json.js'
 import { lineageEnvelopePayload } from './envelope.js'
 import { type RouteDefinition, route } from '../http/route.js'
 import type { LineageService } from './lineage.service.js'
+import { chainVerificationBody } from './tracker-verify.js'
 
 export function lineageRoutes(lineage: LineageService): RouteDefinition[] {
   return [
@@ -19,7 +20,7 @@ export function lineageRoutes(lineage: LineageService): RouteDefinition[] {
         },
       }
     }),
-    route('verifyTrackerAudit', 'get', '/lineage/tracker-audit/verify', async () => ({ status: 200, body: await lineage.verify() })),
+    route('verifyTrackerAudit', 'get', '/lineage/tracker-audit/verify', async () => ({ status: 200, body: chainVerificationBody(await lineage.verify()) })),
     route('getLineageEnvelope', 'get', '/lineage/envelope', async ({ query }) => {
       const envelope = await lineage.envelope(query.ticket_id)
       // Python-canonical bytes: floats keep their spelling and ts_ns its precision, so the digest is recomputable.

@@ -1,8 +1,9 @@
 import { AppError } from '../errors.js'
 import { type LineageEnvelope, wrapLineageChain } from './envelope.js'
-import { GENESIS_PREV_HASH, type TrackerAuditEntry, type TrackerAuditVerifyResult, TrackerAuditVerifier } from './tracker-audit.js'
+import { GENESIS_PREV_HASH, type TrackerAuditEntry, type TrackerAuditFailure, type TrackerAuditVerifyResult, TrackerAuditVerifier, type TrackerLineFailure } from './tracker-audit.js'
 import type { ChainLine } from '../store/chain.repository.js'
 import type { Store } from '../store/store.js'
+import { type Result, fail, ok } from '../result.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 import { TRACKER_AUDIT_CHAIN, parseStoredTrackerLine } from './audit-trail.js'
 
@@ -11,11 +12,18 @@ export interface ChainPage {
   readonly nextCursor: string | null
 }
 
-/** Outcome of {@link LineageService.importJsonl}: how many entries were appended, or why none was. */
-export type ImportResult = { ok: true; imported: number } | { ok: false; error: string }
+/** Outcome of {@link LineageService.importJsonl}: how many entries were appended, or the verifier's failure. */
+export type ImportResult = Result<{ readonly imported: number }, TrackerAuditFailure>
 
-/** Thrown inside the import's transaction to roll it back; its message is the verifier's failure text. */
-class ImportRefused extends Error {}
+/** Thrown inside the import's transaction to roll it back; carries the verifier's failure. */
+class ImportRefused extends Error {
+  readonly failure: TrackerLineFailure
+
+  constructor(failure: TrackerLineFailure) {
+    super(failure.detail)
+    this.failure = failure
+  }
+}
 
 /** The node's tracker-audit chain: pages, entries, envelopes, verification, export and import. */
 export class LineageService {
@@ -104,9 +112,9 @@ export class LineageService {
         }
         return count
       })
-      return { ok: true, imported }
+      return ok({ imported })
     } catch (error) {
-      if (error instanceof ImportRefused) return { ok: false, error: error.message }
+      if (error instanceof ImportRefused) return fail(error.failure.code, error.failure.detail)
       throw error
     }
   }

@@ -29,15 +29,18 @@ export type {
 } from './tracker-entry.js'
 export {
   TrackerAuditVerifier,
+  chainVerificationBody,
   parseTrackerLine,
   readByteLines,
   verifyTrackerAuditFile,
   verifyTrackerAuditLines,
 } from './tracker-verify.js'
 export type {
+  TrackerAuditFailure,
   TrackerAuditLine,
   TrackerAuditVerifierOptions,
   TrackerAuditVerifyResult,
+  TrackerLineFailure,
   TrackerLineParseResult,
 } from './tracker-verify.js'
 export { AuditKeyError, ensureAuditKey, readAuditKey } from './audit-key.js'

@@ -17,6 +17,7 @@ import {
 } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
+import { type Result, fail, ok } from '../result.js'
 
 /** The only entry schema version Bernstein writes and accepts. */
 export const TRACKER_AUDIT_SCHEMA_VERSION = 1
@@ -64,8 +65,8 @@ export interface TrackerAuditEntry {
   failure_detail: string | null
 }
 
-/** Outcome of {@link parseTrackerEntry}: the entry, or the text of the exception Bernstein would raise. */
-export type TrackerEntryParseResult = { ok: true; entry: TrackerAuditEntry } | { ok: false; error: string }
+/** Outcome of {@link parseTrackerEntry}: the entry, or `invalid_entry` with the text of the exception Bernstein would raise. */
+export type TrackerEntryParseResult = Result<TrackerAuditEntry, 'invalid_entry'>
 
 /** The entry as the JSON object Bernstein canonicalises (`dataclasses.asdict`). */
 export function trackerEntryBody(entry: TrackerAuditEntry): PyObject {
@@ -276,15 +277,11 @@ function notSubscriptable(value: PyValue): string {
   return `'${pythonTypeName(value)}' object is not subscriptable`
 }
 
-function optionalString(obj: PyObject, key: string): string | null | { error: string } {
+function optionalString(obj: PyObject, key: string): Result<string | null, 'invalid_entry'> {
   const value = has(obj, key) ? obj[key] : null
-  if (value === null || value === undefined) return null
-  if (typeof value === 'string') return value
-  return { error: `${key} must be a string or null, got ${pythonTypeName(value)}` }
-}
-
-function isError(value: unknown): value is { error: string } {
-  return typeof value === 'object' && value !== null && 'error' in value
+  if (value === null || value === undefined) return ok(null)
+  if (typeof value === 'string') return ok(value)
+  return fail('invalid_entry', `${key} must be a string or null, got ${pythonTypeName(value)}`)
 }
 
 /**
@@ -294,49 +291,49 @@ function isError(value: unknown): value is { error: string } {
  * so they drop out of the recomputed hash. Never throws.
  */
 export function parseTrackerEntry(value: PyValue): TrackerEntryParseResult {
-  const fail = (error: string): TrackerEntryParseResult => ({ ok: false, error })
-  if (!isPyObject(value)) return fail(`'${pythonTypeName(value)}' object has no attribute 'get'`)
+  const invalid = (detail: string): TrackerEntryParseResult => fail('invalid_entry', detail)
+  if (!isPyObject(value)) return invalid(`'${pythonTypeName(value)}' object has no attribute 'get'`)
 
   const actorValue: PyValue = has(value, 'actor') ? (value['actor'] as PyValue) : {}
-  if (!isPyObject(actorValue)) return fail(notSubscriptable(actorValue))
-  for (const key of ACTOR_KEYS) if (!has(actorValue, key)) return fail(`'${key}'`)
-  for (const key of REQUIRED_KEYS) if (!has(value, key)) return fail(`'${key}'`)
+  if (!isPyObject(actorValue)) return invalid(notSubscriptable(actorValue))
+  for (const key of ACTOR_KEYS) if (!has(actorValue, key)) return invalid(`'${key}'`)
+  for (const key of REQUIRED_KEYS) if (!has(value, key)) return invalid(`'${key}'`)
 
   const schemaVersion = value['schema_version'] as PyValue
   if (!isPyInt(schemaVersion) || Number(schemaVersion) !== TRACKER_AUDIT_SCHEMA_VERSION) {
-    return fail(`unsupported tracker-audit schema_version: ${pythonStr(schemaVersion)}`)
+    return invalid(`unsupported tracker-audit schema_version: ${pythonStr(schemaVersion)}`)
   }
   const action = value['action'] as PyValue
-  if (Array.isArray(action) || isPyObject(action)) return fail(`unhashable type: '${pythonTypeName(action)}'`)
+  if (Array.isArray(action) || isPyObject(action)) return invalid(`unhashable type: '${pythonTypeName(action)}'`)
   if (typeof action !== 'string' || !(TRACKER_AUDIT_ACTIONS as readonly string[]).includes(action)) {
-    return fail(`unknown tracker-audit action: ${pythonRepr(action)}`)
+    return invalid(`unknown tracker-audit action: ${pythonRepr(action)}`)
   }
   for (const key of HASH_KEYS) {
     const hash = value[key] as PyValue
-    if (typeof hash !== 'string') return fail(`'${pythonTypeName(hash)}' object has no attribute 'startswith'`)
-    if (!hash.startsWith('sha256:')) return fail(`${key} must start with 'sha256:', got ${pythonRepr(hash)}`)
+    if (typeof hash !== 'string') return invalid(`'${pythonTypeName(hash)}' object has no attribute 'startswith'`)
+    if (!hash.startsWith('sha256:')) return invalid(`${key} must start with 'sha256:', got ${pythonRepr(hash)}`)
   }
 
   const actor: Partial<TrackerActor> = {}
   for (const key of ACTOR_KEYS) {
     const field = actorValue[key] as PyValue
-    if (typeof field !== 'string') return fail(`actor.${key} must be a string, got ${pythonTypeName(field)}`)
+    if (typeof field !== 'string') return invalid(`actor.${key} must be a string, got ${pythonTypeName(field)}`)
     actor[key] = field
   }
   for (const key of ['id', 'tracker_name', 'ticket_id', 'signature'] as const) {
     const field = value[key] as PyValue
-    if (typeof field !== 'string') return fail(`${key} must be a string, got ${pythonTypeName(field)}`)
+    if (typeof field !== 'string') return invalid(`${key} must be a string, got ${pythonTypeName(field)}`)
   }
   const tsNs = value['ts_ns'] as PyValue
-  if (!isPyInt(tsNs)) return fail(`ts_ns must be an int, got ${pythonTypeName(tsNs)}`)
+  if (!isPyInt(tsNs)) return invalid(`ts_ns must be an int, got ${pythonTypeName(tsNs)}`)
   for (const key of ['tokens_in', 'tokens_out'] as const) {
     const field = value[key] as PyValue
-    if (!isPyInt(field)) return fail(`${key} must be an int, got ${pythonTypeName(field)}`)
+    if (!isPyInt(field)) return invalid(`${key} must be an int, got ${pythonTypeName(field)}`)
   }
   const cost = value['cost_usd'] as PyValue
-  if (!isPyFloat(cost) && !isPyInt(cost)) return fail(`cost_usd must be a float, got ${pythonTypeName(cost)}`)
+  if (!isPyFloat(cost) && !isPyInt(cost)) return invalid(`cost_usd must be a float, got ${pythonTypeName(cost)}`)
   const costNumber = cost instanceof PyFloat ? cost.value : Number(cost)
-  if (!Number.isFinite(costNumber)) return fail('Out of range float values are not JSON compliant')
+  if (!Number.isFinite(costNumber)) return invalid('Out of range float values are not JSON compliant')
 
   const optional: Record<string, string | null> = {}
   for (const key of [
@@ -348,8 +345,8 @@ export function parseTrackerEntry(value: PyValue): TrackerEntryParseResult {
     'failure_detail',
   ]) {
     const field = optionalString(value, key)
-    if (isError(field)) return fail(field.error)
-    optional[key] = field
+    if (!field.ok) return field
+    optional[key] = field.value
   }
 
   const entry: TrackerAuditEntry = {
@@ -376,5 +373,5 @@ export function parseTrackerEntry(value: PyValue): TrackerEntryParseResult {
     failure_category: optional['failure_category'] ?? null,
     failure_detail: optional['failure_detail'] ?? null,
   }
-  return { ok: true, entry }
+  return ok(entry)
 }

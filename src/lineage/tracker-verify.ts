@@ -11,13 +11,37 @@ import type { PyValue } from '../canonical/python-json.js'
 import type { Schema } from '../contract.js'
 import { constantTimeEqual } from '../crypto/constant-time.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
+import { type Fail, type Result, fail, ok } from '../result.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 import { GENESIS_PREV_HASH, parseTrackerEntry, trackerSigningPayload } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
 import { readCanonicalTrackerLine } from './tracker-fast-path.js'
 
-/** Outcome of verifying a log: `entries` counts the lines that verified before the first failure (if any). */
-export type TrackerAuditVerifyResult = Schema<'ChainVerification'>
+/**
+ * Why a log line failed, in the order the checks run: it is not JSON (or not UTF-8), not a tracker-audit entry, does
+ * not link to the previous entry, its `entry_hash` does not recompute (tampered payload), or its HMAC does not
+ * verify under the key.
+ */
+export type TrackerAuditFailure = 'invalid_json' | 'invalid_entry' | 'prev_hash_mismatch' | 'entry_hash_mismatch' | 'signature_mismatch'
+
+/**
+ * Outcome of verifying a log: `{ ok: true, value: { entries } }`, or the first failure with Bernstein's text as
+ * `detail` (`line 3: signature mismatch (HMAC failed)`) and `entries`, how many entries verified before it.
+ */
+export type TrackerAuditVerifyResult = Result<{ readonly entries: number }, TrackerAuditFailure, { entries: number }>
+
+/** A failed line: its code and Bernstein's text. */
+export type TrackerLineFailure = Fail<TrackerAuditFailure>
+
+/**
+ * The verdict as the HTTP API and the CLI's `--json` print it (the contract's `ChainVerification`):
+ * `{ ok, entries, failure }`, `failure` being the failure's text or null.
+ *
+ * @example chainVerificationBody(await verifyTrackerAuditFile(path, key)) // { ok: true, entries: 5, failure: null }
+ */
+export function chainVerificationBody(result: TrackerAuditVerifyResult): Schema<'ChainVerification'> {
+  return result.ok ? { ok: true, entries: result.value.entries, failure: null } : { ok: false, entries: result.entries, failure: result.detail }
+}
 
 /** A log line as text, or as the raw bytes read from disk (decoded strictly as UTF-8). */
 export type TrackerAuditLine = string | Uint8Array
@@ -44,24 +68,24 @@ function stripBytes(line: Uint8Array): Uint8Array {
   return line.subarray(start, end)
 }
 
-/** One parsed log line: null for a blank line, else the entry or Bernstein's failure text for line `n`. */
-export type TrackerLineParseResult = { ok: true; entry: TrackerAuditEntry } | { ok: false; error: string } | null
+/** One parsed log line: null for a blank line, else the entry or the failure with Bernstein's text for line `n`. */
+export type TrackerLineParseResult = Result<TrackerAuditEntry, 'invalid_json' | 'invalid_entry'> | null
 
-/** A stripped, decoded line: null for a blank line, or Bernstein's failure text for line `n`. */
-type DecodedLine = { ok: true; text: string } | { ok: false; error: string } | null
+/** A stripped, decoded line: null for a blank line, or the failure with Bernstein's text for line `n`. */
+type DecodedLine = Result<string, 'invalid_json'> | null
 
 function decodeTrackerLine(rawLine: TrackerAuditLine, n: number): DecodedLine {
   if (typeof rawLine === 'string') {
     const text = stripText(rawLine)
-    return text.length === 0 ? null : { ok: true, text }
+    return text.length === 0 ? null : ok(text)
   }
   const bytes = stripBytes(rawLine)
   if (bytes.length === 0) return null
   try {
-    return { ok: true, text: decodeUtf8Strict(bytes) }
+    return ok(decodeUtf8Strict(bytes))
   } catch {
     // Bernstein crashes here (UnicodeDecodeError escapes its verify); a failed line is the honest result.
-    return { ok: false, error: `line ${n}: invalid JSON (invalid UTF-8)` }
+    return fail('invalid_json', `line ${n}: invalid JSON (invalid UTF-8)`)
   }
 }
 
@@ -70,10 +94,10 @@ function parseTrackerText(text: string, n: number): NonNullable<TrackerLineParse
   try {
     payload = parsePythonJson(text)
   } catch (error) {
-    return { ok: false, error: `line ${n}: invalid JSON (${pythonJsonDecodeError(error, text).msg})` }
+    return fail('invalid_json', `line ${n}: invalid JSON (${pythonJsonDecodeError(error, text).msg})`)
   }
   const parsed = parseTrackerEntry(payload)
-  if (!parsed.ok) return { ok: false, error: `line ${n}: schema invalid (${parsed.error})` }
+  if (!parsed.ok) return fail('invalid_entry', `line ${n}: schema invalid (${parsed.detail})`)
   return parsed
 }
 
@@ -84,7 +108,7 @@ function parseTrackerText(text: string, n: number): NonNullable<TrackerLineParse
 export function parseTrackerLine(rawLine: TrackerAuditLine, n: number): TrackerLineParseResult {
   const decoded = decodeTrackerLine(rawLine, n)
   if (decoded === null || !decoded.ok) return decoded
-  return parseTrackerText(decoded.text, n)
+  return parseTrackerText(decoded.value, n)
 }
 
 /** Options of {@link TrackerAuditVerifier}. */
@@ -109,7 +133,7 @@ export class TrackerAuditVerifier {
   #lineNo = 0
   #entries = 0
   #fastPathLines = 0
-  #failure: string | null = null
+  #failure: TrackerLineFailure | null = null
 
   constructor(key: Uint8Array, options: TrackerAuditVerifierOptions = {}) {
     if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Buffer or Uint8Array')
@@ -130,18 +154,18 @@ export class TrackerAuditVerifier {
 
   /**
    * Checks the next physical line (blank lines are skipped but still counted in line numbers, as Bernstein counts
-   * them). Returns the failure text for this line, or null.
+   * them). Returns the failure of this line (or of an earlier one), or null.
    */
-  push(rawLine: TrackerAuditLine): string | null {
+  push(rawLine: TrackerAuditLine): TrackerLineFailure | null {
     if (this.#failure !== null) return this.#failure
     this.#lineNo += 1
     const n = this.#lineNo
     const decoded = decodeTrackerLine(rawLine, n)
     if (decoded === null) return null
-    if (!decoded.ok) return this.#fail(decoded.error)
+    if (!decoded.ok) return this.#fail(decoded)
 
     if (this.#fastPath) {
-      const canonical = readCanonicalTrackerLine(decoded.text, typeof rawLine !== 'string')
+      const canonical = readCanonicalTrackerLine(decoded.value, typeof rawLine !== 'string')
       if (canonical !== null) {
         this.#fastPathLines += 1
         if (canonical.prevEntryHash !== this.#prevHash) return this.#failPrevHash(n, canonical.prevEntryHash)
@@ -150,32 +174,32 @@ export class TrackerAuditVerifier {
       }
     }
 
-    const parsed = parseTrackerText(decoded.text, n)
-    if (!parsed.ok) return this.#fail(parsed.error)
-    const entry = parsed.entry
+    const parsed = parseTrackerText(decoded.value, n)
+    if (!parsed.ok) return this.#fail(parsed)
+    const entry = parsed.value
     if (entry.prev_entry_hash !== this.#prevHash) return this.#failPrevHash(n, entry.prev_entry_hash)
     let signingPayload: Buffer
     try {
       signingPayload = trackerSigningPayload(entry)
     } catch (error) {
       // Lone surrogates cannot be encoded as UTF-8; Bernstein would crash, we report the entry as invalid.
-      return this.#fail(`line ${n}: schema invalid (${error instanceof Error ? error.message : String(error)})`)
+      return this.#fail(fail('invalid_entry', `line ${n}: schema invalid (${error instanceof Error ? error.message : String(error)})`))
     }
     return this.#checkSigned(n, signingPayload, entry.entry_hash, entry.signature)
   }
 
-  #failPrevHash(n: number, got: string): string {
-    return this.#fail(`line ${n}: prev_entry_hash mismatch (expected ${this.#prevHash}, got ${got})`)
+  #failPrevHash(n: number, got: string): TrackerLineFailure {
+    return this.#fail(fail('prev_hash_mismatch', `line ${n}: prev_entry_hash mismatch (expected ${this.#prevHash}, got ${got})`))
   }
 
   // Both paths end here, so the hash and HMAC checks and their texts cannot drift apart.
-  #checkSigned(n: number, signingPayload: Buffer, entryHash: string, signature: string): string | null {
+  #checkSigned(n: number, signingPayload: Buffer, entryHash: string, signature: string): TrackerLineFailure | null {
     if (sha256Prefixed(signingPayload) !== entryHash) {
-      return this.#fail(`line ${n}: entry_hash mismatch (tampered payload)`)
+      return this.#fail(fail('entry_hash_mismatch', `line ${n}: entry_hash mismatch (tampered payload)`))
     }
     const expectedSignature = createHmac('sha256', this.#key).update(signingPayload).digest('hex')
     if (!constantTimeEqual(expectedSignature, signature)) {
-      return this.#fail(`line ${n}: signature mismatch (HMAC failed)`)
+      return this.#fail(fail('signature_mismatch', `line ${n}: signature mismatch (HMAC failed)`))
     }
     this.#prevHash = entryHash
     this.#entries += 1
@@ -184,7 +208,8 @@ export class TrackerAuditVerifier {
 
   /** The verdict so far. */
   result(): TrackerAuditVerifyResult {
-    return { ok: this.#failure === null, entries: this.#entries, failure: this.#failure }
+    const failure = this.#failure
+    return failure === null ? ok({ entries: this.#entries }) : fail(failure.code, failure.detail, { entries: this.#entries })
   }
 
   /** `entry_hash` of the last verified entry (the genesis hash before any). */
@@ -192,9 +217,9 @@ export class TrackerAuditVerifier {
     return this.#prevHash
   }
 
-  #fail(message: string): string {
-    this.#failure = message
-    return message
+  #fail(failure: TrackerLineFailure): TrackerLineFailure {
+    this.#failure = failure
+    return failure
   }
 }
 
@@ -257,7 +282,7 @@ export async function verifyTrackerAuditFile(path: string, key: Uint8Array): Pro
       if (verifier.push(line) !== null) break
     }
   } catch (error) {
-    if (isNotFound(error)) return { ok: true, entries: 0, failure: null }
+    if (isNotFound(error)) return ok({ entries: 0 })
     throw error
   }
   return verifier.result()

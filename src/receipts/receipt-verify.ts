@@ -6,6 +6,7 @@
  */
 import { isPyObject, pythonRepr, pythonStr } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
+import { type Result, fail, ok } from '../result.js'
 import { HEAD_SIGNATURE_ALG, canonicalResponseBytes, contentHash, receiptBindingDigest } from './receipt.js'
 import type { A2ATaskReceipt } from './receipt.js'
 
@@ -28,120 +29,116 @@ export interface VerifyReceiptOptions {
   checkKid?: boolean
 }
 
-/** Outcome of {@link verifyReceipt}. */
-export interface ReceiptVerification {
-  ok: boolean
-  /** Bernstein's texts, in Bernstein's order; ours (kid) come last. */
-  failures: string[]
-  /** `head_signature.key_id` when the signature verified (Bernstein's `verified_key_id`). */
-  verifiedKeyId: string | null
+/** What a receipt that verified tells: {@link verifyReceipt}'s `value`. */
+export interface VerifiedReceipt {
+  /** `head_signature.key_id` (Bernstein's `verified_key_id`); null when the receipt names none. */
+  readonly verifiedKeyId: string | null
   /** Whether a trusted key was supplied. */
-  keyPinned: boolean
-  /** Set on success without a pinned key: the signature only proves the receipt's own embedded key. */
-  warning?: string
-  /** The content hash recomputed from the response, when one could be computed. */
-  recomputedContentHash: string | null
+  readonly keyPinned: boolean
+  /** Set without a pinned key: the signature only proves the receipt's own embedded key. */
+  readonly warning?: string
+  /** The content hash recomputed from the response (equal to the receipt's). */
+  readonly recomputedContentHash: string
 }
+
+/** What a receipt that failed carries beside `code` and `detail`: every failed check. */
+export interface ReceiptFailures {
+  /** Bernstein's texts, in Bernstein's order; ours (kid) come last. `detail` is them joined with `"; "`. */
+  readonly failures: readonly string[]
+  /** Whether a trusted key was supplied. */
+  readonly keyPinned: boolean
+  /** The content hash recomputed from the response, when one could be computed. */
+  readonly recomputedContentHash: string | null
+}
+
+/** Outcome of {@link verifyReceipt}: the receipt verified, or `receipt_invalid` with every failed check. */
+export type ReceiptVerification = Result<VerifiedReceipt, 'receipt_invalid', ReceiptFailures>
 
 /** Bernstein's warning for a receipt verified against its own embedded key. */
 export const UNPINNED_KEY_WARNING =
   "signature verified against the receipt's own embedded key (trust-on-first-use); the key is not pinned. " +
   "Pass --trusted-jwk to verify provenance against the operator's published key."
 
-type Decoded = { ok: true; bytes: Buffer } | { ok: false; error: string }
+/** Decoded bytes, or Python's error text. */
+type Decoded = Result<Buffer, 'invalid_base64' | 'invalid_jwk'>
 
 const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 // base64.b64decode(s, validate=True), with Python 3.11's messages.
 function decodeStrictBase64(text: string): Decoded {
-  if (!STRICT_BASE64.test(text)) return { ok: false, error: 'Only base64 data is allowed' }
+  if (!STRICT_BASE64.test(text)) return fail('invalid_base64', 'Only base64 data is allowed')
   const data = text.replace(/=+$/, '')
   const pads = text.length - data.length
-  if (data.length % 4 === 1) {
-    return {
-      ok: false,
-      error: `Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`,
-    }
-  }
-  if ((data.length + pads) % 4 !== 0) return { ok: false, error: 'Incorrect padding' }
-  return { ok: true, bytes: Buffer.from(data, 'base64') }
+  if (data.length % 4 === 1) return fail('invalid_base64', oneMoreThanAMultipleOfFour(data.length))
+  if ((data.length + pads) % 4 !== 0) return fail('invalid_base64', 'Incorrect padding')
+  return ok(Buffer.from(data, 'base64'))
+}
+
+function oneMoreThanAMultipleOfFour(length: number): string {
+  return `Invalid base64-encoded string: number of data characters (${length}) cannot be 1 more than a multiple of 4`
 }
 
 // base64.urlsafe_b64decode(x + padding): the non-validating decoder drops characters outside the alphabet.
 function decodeLooseBase64Url(text: string): Decoded {
   const data = text.replace(/[^A-Za-z0-9_-]/g, '')
-  if (data.length % 4 === 1) {
-    return {
-      ok: false,
-      error: `Invalid base64-encoded string: number of data characters (${data.length}) cannot be 1 more than a multiple of 4`,
-    }
-  }
-  return { ok: true, bytes: Buffer.from(data, 'base64url') }
+  if (data.length % 4 === 1) return fail('invalid_base64', oneMoreThanAMultipleOfFour(data.length))
+  return ok(Buffer.from(data, 'base64url'))
 }
 
 function jwkPublicKey(jwk: PyObject): Decoded {
   if (jwk['kty'] !== 'OKP' || jwk['crv'] !== 'Ed25519') {
-    return { ok: false, error: `expected kty=OKP, crv=Ed25519; got ${pythonRepr(jwk)}` }
+    return fail('invalid_jwk', `expected kty=OKP, crv=Ed25519; got ${pythonRepr(jwk)}`)
   }
   const x = jwk['x']
-  if (typeof x !== 'string') return { ok: false, error: "JWK 'x' is missing or not a string" }
+  if (typeof x !== 'string') return fail('invalid_jwk', "JWK 'x' is missing or not a string")
   const decoded = decodeLooseBase64Url(x)
-  if (!decoded.ok) return { ok: false, error: `invalid base64url: ${decoded.error}` }
-  if (decoded.bytes.length !== 32) {
-    return { ok: false, error: `Ed25519 public key must be 32 bytes (got ${decoded.bytes.length})` }
-  }
+  if (!decoded.ok) return fail('invalid_jwk', `invalid base64url: ${decoded.detail}`)
+  if (decoded.value.length !== 32) return fail('invalid_jwk', `Ed25519 public key must be 32 bytes (got ${decoded.value.length})`)
   return decoded
 }
 
-/** Bernstein's `verify_head_signature` over a hex digest; returns its error texts (unprefixed) or the key id. */
+/** Bernstein's `verify_head_signature` over a hex digest: the key id, or its error text (unprefixed). */
 async function verifyHeadSignature(
   digestHex: string,
   headSignature: PyObject,
   trustedJwk: Readonly<Record<string, unknown>> | undefined,
   verify: Ed25519Verifier,
-): Promise<{ ok: true; keyId: string | null } | { ok: false; error: string }> {
+): Promise<Result<string | null, 'head_signature'>> {
+  const refused = (detail: string): Result<string | null, 'head_signature'> => fail('head_signature', detail)
   const alg = headSignature['alg']
-  if (alg !== HEAD_SIGNATURE_ALG) {
-    return { ok: false, error: `unsupported head_signature alg: ${pythonRepr(alg)} (expected EdDSA)` }
-  }
+  if (alg !== HEAD_SIGNATURE_ALG) return refused(`unsupported head_signature alg: ${pythonRepr(alg)} (expected EdDSA)`)
   const sigB64 = headSignature['signature_b64']
   const jwk = headSignature['public_key_jwk']
-  if (typeof sigB64 !== 'string' || sigB64.length === 0) {
-    return { ok: false, error: 'head_signature.signature_b64 missing or not a string' }
-  }
-  if (!isPyObject(jwk)) return { ok: false, error: 'head_signature.public_key_jwk missing or not an object' }
+  if (typeof sigB64 !== 'string' || sigB64.length === 0) return refused('head_signature.signature_b64 missing or not a string')
+  if (!isPyObject(jwk)) return refused('head_signature.public_key_jwk missing or not an object')
   if (trustedJwk !== undefined) {
     const trustedX = trustedJwk['x']
     if (typeof trustedX !== 'string' || trustedX.length === 0 || trustedX !== jwk['x']) {
-      return {
-        ok: false,
-        error:
-          'head_signature.public_key_jwk does not match the trusted JWK (verifier was given an explicit trusted key)',
-      }
+      return refused('head_signature.public_key_jwk does not match the trusted JWK (verifier was given an explicit trusted key)')
     }
   }
   const publicKey = jwkPublicKey(jwk)
-  if (!publicKey.ok) return { ok: false, error: `head_signature.public_key_jwk invalid: ${publicKey.error}` }
+  if (!publicKey.ok) return refused(`head_signature.public_key_jwk invalid: ${publicKey.detail}`)
   const signature = decodeStrictBase64(sigB64)
-  if (!signature.ok) return { ok: false, error: `head_signature.signature_b64 not valid base64: ${signature.error}` }
+  if (!signature.ok) return refused(`head_signature.signature_b64 not valid base64: ${signature.detail}`)
   let valid = false
   // An Ed25519 signature is 64 bytes; anything else cannot verify (Python's cryptography raises InvalidSignature).
-  if (signature.bytes.length === 64) {
+  if (signature.value.length === 64) {
     try {
       valid = await verify({
-        publicKey: publicKey.bytes,
+        publicKey: publicKey.value,
         message: Buffer.from(digestHex, 'hex'),
-        signature: signature.bytes,
+        signature: signature.value,
       })
     } catch {
       valid = false
     }
   }
-  if (!valid) return { ok: false, error: 'head_signature.signature_b64 does not verify against head_sha256' }
+  if (!valid) return refused('head_signature.signature_b64 does not verify against head_sha256')
   const keyId = Object.prototype.hasOwnProperty.call(headSignature, 'key_id')
     ? pythonStr(headSignature['key_id'] as PyValue)
     : ''
-  return { ok: true, keyId: keyId || null }
+  return ok(keyId || null)
 }
 
 function shown(value: unknown): string {
@@ -170,7 +167,13 @@ function kidFailures(receipt: A2ATaskReceipt, trustedJwk: Readonly<Record<string
  * Python-canonically; remove a top-level `receipt` key first) or the raw bytes (hashed verbatim); `undefined`/`null`
  * means none was supplied. Failure texts are Bernstein's (`content_hash mismatch: …`,
  * `head_signature: head_signature.signature_b64 does not verify against head_sha256`, …); with `checkKid` (default)
- * an inconsistent kid adds `kid mismatch: receipt kid <a>, key_id <b>, jwk kid <c>`. Never throws on bad data.
+ * an inconsistent kid adds `kid mismatch: receipt kid <a>, key_id <b>, jwk kid <c>`. A failure lists every failed
+ * check in `failures` (`detail` joins them with `"; "`). Never throws on bad data.
+ *
+ * @throws TypeError when `options.verifyEd25519` is not a function.
+ * @example
+ * const verdict = await verifyReceipt(receipt, withoutReceipt(parsedResponse), { verifyEd25519: ed25519Verifier, trustedJwk })
+ * if (!verdict.ok) for (const failure of verdict.failures) console.error(failure)
  */
 export async function verifyReceipt(
   receipt: A2ATaskReceipt,
@@ -179,13 +182,8 @@ export async function verifyReceipt(
 ): Promise<ReceiptVerification> {
   if (typeof options?.verifyEd25519 !== 'function') throw new TypeError('verifyEd25519 must be a function')
   const keyPinned = options.trustedJwk !== undefined
-  const failed = (failures: string[], recomputed: string | null): ReceiptVerification => ({
-    ok: false,
-    failures,
-    verifiedKeyId: null,
-    keyPinned,
-    recomputedContentHash: recomputed,
-  })
+  const failed = (failures: string[], recomputed: string | null): ReceiptVerification =>
+    fail('receipt_invalid', failures.join('; '), { failures, keyPinned, recomputedContentHash: recomputed })
 
   if (response === undefined || response === null) return failed(['no response supplied to verify against'], null)
   let recomputed: string
@@ -213,17 +211,9 @@ export async function verifyReceipt(
     options.trustedJwk,
     options.verifyEd25519,
   )
-  if (!head.ok) failures.push(`head_signature: ${head.error}`)
+  if (!head.ok) failures.push(`head_signature: ${head.detail}`)
   if (options.checkKid ?? true) failures.push(...kidFailures(receipt, options.trustedJwk))
 
   if (failures.length > 0 || !head.ok) return failed(failures, recomputed)
-  const result: ReceiptVerification = {
-    ok: true,
-    failures: [],
-    verifiedKeyId: head.keyId,
-    keyPinned,
-    recomputedContentHash: recomputed,
-  }
-  if (!keyPinned) result.warning = UNPINNED_KEY_WARNING
-  return result
+  return ok({ verifiedKeyId: head.value, keyPinned, ...(!keyPinned && { warning: UNPINNED_KEY_WARNING }), recomputedContentHash: recomputed })
 }

@@ -9,6 +9,7 @@ import { dumpsPython, isPyInt, isPyObject, pythonCanonicalBytes, pythonStr } fro
 import type { PyObject, PyValue } from '../canonical/python-json.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import { A2A_RECEIPT_RUN_ID, buildSpineRow } from '../lineage/spine.js'
+import { type Result, fail, ok } from '../result.js'
 import type { SpineRow } from '../lineage/spine.js'
 
 export { A2A_RECEIPT_RUN_ID }
@@ -50,7 +51,8 @@ export interface A2ATaskReceipt {
   head_signature: PyObject
 }
 
-export type ReceiptParseResult = { ok: true; receipt: A2ATaskReceipt } | { ok: false; error: string }
+/** The receipt, or Bernstein's text for why it is not one. */
+export type ReceiptParseResult = Result<A2ATaskReceipt, 'malformed_receipt'>
 
 /**
  * The bytes `content_hash` covers: Python `json.dumps(sort_keys=True, separators=(",",":"), ensure_ascii=False,
@@ -124,32 +126,29 @@ export function receiptToCompactJson(receipt: A2ATaskReceipt): string {
  * `{}`); `schema_version` an int, not a bool (default 1); `operator_hmac` defaults to `""`. Never throws.
  */
 export function parseReceipt(value: PyValue): ReceiptParseResult {
-  if (!isPyObject(value)) return { ok: false, error: 'A2A receipt must be a JSON object' }
+  if (!isPyObject(value)) return fail('malformed_receipt', 'A2A receipt must be a JSON object')
   for (const key of ['task_id', 'artefact_path', 'content_hash', 'entry_hash', 'kid']) {
     const field = value[key]
     if (typeof field !== 'string' || field.length === 0) {
-      return { ok: false, error: `A2A receipt '${key}' must be a non-empty string` }
+      return fail('malformed_receipt', `A2A receipt '${key}' must be a non-empty string`)
     }
   }
   const has = (key: string): boolean => Object.prototype.hasOwnProperty.call(value, key)
   const headSignature = has('head_signature') ? (value['head_signature'] as PyValue) : {}
-  if (!isPyObject(headSignature)) return { ok: false, error: "A2A receipt 'head_signature' must be an object" }
+  if (!isPyObject(headSignature)) return fail('malformed_receipt', "A2A receipt 'head_signature' must be an object")
   const version = has('schema_version') ? (value['schema_version'] as PyValue) : A2A_RECEIPT_SCHEMA_VERSION
-  if (!isPyInt(version)) return { ok: false, error: "A2A receipt 'schema_version' must be an integer" }
-  return {
-    ok: true,
-    receipt: {
-      schema_version: version,
-      task_id: value['task_id'] as string,
-      artefact_path: value['artefact_path'] as string,
-      content_hash: value['content_hash'] as string,
-      entry_hash: value['entry_hash'] as string,
-      // Python's str(): a stray null would become "None", and that is what the binding then covers.
-      operator_hmac: has('operator_hmac') ? pythonStr(value['operator_hmac'] as PyValue) : '',
-      kid: value['kid'] as string,
-      head_signature: { ...headSignature },
-    },
-  }
+  if (!isPyInt(version)) return fail('malformed_receipt', "A2A receipt 'schema_version' must be an integer")
+  return ok({
+    schema_version: version,
+    task_id: value['task_id'] as string,
+    artefact_path: value['artefact_path'] as string,
+    content_hash: value['content_hash'] as string,
+    entry_hash: value['entry_hash'] as string,
+    // Python's str(): a stray null would become "None", and that is what the binding then covers.
+    operator_hmac: has('operator_hmac') ? pythonStr(value['operator_hmac'] as PyValue) : '',
+    kid: value['kid'] as string,
+    head_signature: { ...headSignature },
+  })
 }
 
 /** The JWK Bernstein embeds for a raw 32-byte Ed25519 public key. */

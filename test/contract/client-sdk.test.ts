@@ -52,7 +52,7 @@ describe('client SDK helpers against the real server', () => {
     expect(result.receipt?.['task_id']).toBe(result.task.id)
     expect(JSON.parse(result.responseText)).toEqual(result.task)
     const verdict = await verifyTaskReceipt(result.responseText, { jwks })
-    expect(verdict).toMatchObject({ parsed: true, ok: true, keyPinned: true, failures: [] })
+    expect(verdict).toMatchObject({ ok: true, value: { keyPinned: true } })
   })
 
   it('verifyTaskReceipt rejects a tampered response, a wrong key and an unattested response', async () => {
@@ -60,13 +60,13 @@ describe('client SDK helpers against the real server', () => {
     if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
     const tampered = await verifyTaskReceipt(result.responseText.replace('patched login()', 'patched logout()'), { jwks })
     expect(tampered.ok).toBe(false)
-    expect(tampered.parsed).toBe(true)
-    if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch/)
+    expect(tampered).toMatchObject({ code: 'receipt_invalid' })
+    if (!tampered.ok && tampered.code === 'receipt_invalid') expect(tampered.failures[0]).toMatch(/^content_hash mismatch/)
     const otherKey = { kty: 'OKP', crv: 'Ed25519', x: (jwks as { keys: { x: string }[] }).keys[0]?.x, kid: t.keys.receipt.kid }
     const wrongKey = await verifyTaskReceipt(result.responseText, { trustedJwk: otherKey })
     expect(wrongKey.ok).toBe(false)
-    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({ parsed: false, ok: false, error: 'the response carries no receipt (unattested)' })
-    expect(await verifyTaskReceipt('not json', { jwks })).toMatchObject({ parsed: false, ok: false })
+    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({ ok: false, code: 'unattested', detail: 'the response carries no receipt (unattested)' })
+    expect(await verifyTaskReceipt('not json', { jwks })).toMatchObject({ ok: false, code: 'malformed_response' })
   })
 
   describe('verifyTaskReceipt, from what the caller holds, pinned by the receipt key fingerprint', () => {
@@ -81,7 +81,7 @@ describe('client SDK helpers against the real server', () => {
       }
       const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'verify me as sent' } })
       expect(sent.data?.status).toBe('submitted')
-      expect(await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: recording })).toMatchObject({ parsed: true, ok: true, keyPinned: true, failures: [] })
+      expect(await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: recording })).toMatchObject({ ok: true, value: { keyPinned: true } })
       expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
       // Under the versioned prefix, the JWKS is still the node's own.
       const v1 = t.clientWith({ token: OPERATOR_TOKEN, prefix: '/api/v1' })
@@ -90,7 +90,7 @@ describe('client SDK helpers against the real server', () => {
       const got = await v1.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: result.task.id } } })
       expect(got.data?.receipt?.task_id).toBe(result.task.id)
       jwksRequests.length = 0
-      expect(await verifyTaskReceipt(got, { trustedFingerprints: receiptFingerprint(), fetch: recording })).toMatchObject({ parsed: true, ok: true })
+      expect(await verifyTaskReceipt(got, { trustedFingerprints: receiptFingerprint(), fetch: recording })).toMatchObject({ ok: true })
       expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
       // sendAndWait's result, and a plain fetch Response, are accepted as they are.
       expect(await verifyTaskReceipt(result, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/agent.json/keys` })).toMatchObject({ ok: true })
@@ -101,24 +101,24 @@ describe('client SDK helpers against the real server', () => {
     it('refuses a key whose fingerprint is not pinned, and reports a JWKS it cannot fetch, both as data', async () => {
       const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'not pinned' } })
       const untrusted = await verifyTaskReceipt(sent, { trustedFingerprints: [wrongFingerprint] })
-      expect(untrusted).toMatchObject({ parsed: true, ok: false })
-      if (untrusted.parsed) expect(untrusted.failures).toEqual([expect.stringContaining(`(fingerprint ${receiptFingerprint()}, from ${t.url}/.well-known/agent.json/keys) is not among the trusted fingerprints`)])
+      expect(untrusted).toMatchObject({ ok: false, code: 'receipt_invalid' })
+      if (!untrusted.ok && untrusted.code === 'receipt_invalid') expect(untrusted.failures).toEqual([expect.stringContaining(`(fingerprint ${receiptFingerprint()}, from ${t.url}/.well-known/agent.json/keys) is not among the trusted fingerprints`)])
       const down = await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: async () => { throw new TypeError('fetch failed') } })
-      expect(down).toEqual({ parsed: false, ok: false, error: `could not fetch JWKS from ${t.url}/.well-known/agent.json/keys: fetch failed` })
+      expect(down).toEqual({ ok: false, code: 'jwks_unavailable', detail: `could not fetch JWKS from ${t.url}/.well-known/agent.json/keys: fetch failed` })
       const missing = await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/no-such-keys` })
-      expect(missing).toMatchObject({ parsed: false, ok: false, error: expect.stringMatching(/^could not fetch JWKS from .*: HTTP 40\d$/) })
+      expect(missing).toMatchObject({ ok: false, code: 'jwks_unavailable', detail: expect.stringMatching(/^could not fetch JWKS from .*: HTTP 40\d$/) })
       // Text alone does not say which node it came from.
-      expect(await verifyTaskReceipt(JSON.stringify(sent.data), { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ parsed: false, error: expect.stringMatching(/^no JWKS URL/) })
+      expect(await verifyTaskReceipt(JSON.stringify(sent.data), { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ ok: false, code: 'invalid_argument', detail: expect.stringMatching(/^no JWKS URL/) })
       // An error response has no receipt to verify.
       const notFound = await t.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: 'ffffffffffff' } } })
-      expect(await verifyTaskReceipt(notFound, { trustedFingerprints: [receiptFingerprint()] })).toEqual({ parsed: false, ok: false, error: 'the request failed (HTTP 404): no receipt to verify' })
+      expect(await verifyTaskReceipt(notFound, { trustedFingerprints: [receiptFingerprint()] })).toEqual({ ok: false, code: 'unattested', detail: 'the request failed (HTTP 404): no receipt to verify' })
     })
 
     it('sendAndWait verifies the final receipt when asked, and ends with receipt_rejected when it does not verify', async () => {
       const verified = await sendAndWait(t.client, { sender: 'peer@globex', message: 'verify on the way' }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [receiptFingerprint()] } })
-      expect(verified).toMatchObject({ ok: true, status: 'completed', verification: { parsed: true, ok: true } })
+      expect(verified).toMatchObject({ ok: true, status: 'completed', verification: { ok: true } })
       const rejected = await sendAndWait(t.client, { sender: 'peer@globex', message: 'wrong pin' }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [wrongFingerprint] } })
-      expect(rejected).toMatchObject({ ok: false, reason: 'receipt_rejected', httpStatus: null, task: { status: 'completed' }, error: { parsed: true, ok: false } })
+      expect(rejected).toMatchObject({ ok: false, reason: 'receipt_rejected', httpStatus: null, task: { status: 'completed' }, error: { ok: false, code: 'receipt_invalid' } })
     })
 
     it("carries receipts that match the contract's A2AReceipt", async () => {

@@ -12,6 +12,6 @@ describe("the package's main entry (dist/index.js, built by the global setup)", 
     expect(await lib.verifyCapabilityCard(signed, { now: 1700000100 })).toMatchObject({ ok: true })
     expect(lib.keyFingerprint(signed.card.public_key_pem)).toBe('sha256:10ba682c8ad13513971e8b56881aab8bd702bb807796eca81932c735a94d6e6d')
     const lines = vectorText('tracker_audit', 'source_log.jsonl').split('\n').filter((l) => l !== '')
-    expect(await lib.verifyTrackerAuditLines(lines, Buffer.from('0123456789abcdef'.repeat(4)))).toEqual({ ok: true, entries: 5, failure: null })
+    expect(await lib.verifyTrackerAuditLines(lines, Buffer.from('0123456789abcdef'.repeat(4)))).toEqual({ ok: true, value: { entries: 5 } })
   })
 })

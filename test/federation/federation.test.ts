@@ -43,12 +43,12 @@ for (const engine of testEngines()) {
       expect(local.data).toMatchObject({ status: 'done', result_summary: 'parser ported, 42 tests' })
 
       // B's chain holds the boundary entry bound to the digest of A's envelope for that task.
-      const boundaryLine = (await chainLines(b)).map((l) => parseTrackerEntry(parsePythonJson(l))).find((e) => e.ok && e.entry.tracker_name === 'a2a-cross-org-boundary')
+      const boundaryLine = (await chainLines(b)).map((l) => parseTrackerEntry(parsePythonJson(l))).find((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')
       expect(boundaryLine?.ok).toBe(true)
       if (boundaryLine?.ok) {
-        expect(boundaryLine.entry.ticket_id).toBe(claimed.data!.id)
-        expect(boundaryLine.entry.input_prompt_hash).toBe(sha256Prefixed(crossOrgBoundaryMarkerBytes(envelopeAtDelegation)))
-        expect(boundaryLine.entry.output_blob_hash).toBe(sha256Prefixed(lineageEnvelopePayloadBytes(envelopeAtDelegation)))
+        expect(boundaryLine.value.ticket_id).toBe(claimed.data!.id)
+        expect(boundaryLine.value.input_prompt_hash).toBe(sha256Prefixed(crossOrgBoundaryMarkerBytes(envelopeAtDelegation)))
+        expect(boundaryLine.value.output_blob_hash).toBe(sha256Prefixed(lineageEnvelopePayloadBytes(envelopeAtDelegation)))
       }
       expect(await verifyTrackerAuditLines(await chainLines(a), TEST_AUDIT_KEY)).toMatchObject({ ok: true })
       expect(await verifyTrackerAuditLines(await chainLines(b), TEST_AUDIT_KEY)).toMatchObject({ ok: true })
@@ -110,7 +110,7 @@ for (const engine of testEngines()) {
       expect(await taskCount(b)).toBe(tasksBefore + 1)
       expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toMatchObject({ taskId: (genuine.json as { task_id: string }).task_id })
       const added = (await chainLines(b)).slice(chainBefore.length).map((l) => parseTrackerEntry(parsePythonJson(l)))
-      expect(added.filter((e) => e.ok && e.entry.tracker_name === 'a2a-cross-org-boundary')).toHaveLength(1)
+      expect(added.filter((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')).toHaveLength(1)
     })
 
     it('refuses untrusted, weaker, expired and tampered cards before any delegation I/O', async () => {

@@ -165,7 +165,7 @@ for (const engine of testEngines()) {
             })
             // startTestApp attests by default: the acceptance receipt is present and verifies against the published keys.
             expect(sent.response.headers.get('bernstein-attestation')).toBe('acceptance')
-            expect(await verifyA2AReceipt(a2a.receipt, text, { jwks })).toMatchObject({ parsed: true, ok: true, keyPinned: true, failures: [] })
+            expect(await verifyA2AReceipt(a2a.receipt, text, { jwks })).toMatchObject({ ok: true, value: { keyPinned: true } })
             expect(a2a.id).not.toBe(a2a.bernstein_task_id)
             const linked = await getTask(client, a2a.bernstein_task_id ?? '')
             expect(linked).toMatchObject({

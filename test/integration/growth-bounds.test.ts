@@ -117,7 +117,7 @@ for (const engine of testEngines()) {
       expect(body.artifacts).toHaveLength(fitting + 1)
       expect(body.artifacts.at(-1)?.name).toBe('result')
       expect(res.headers.get('bernstein-attestation')).toBe('completion')
-      expect(await verifyA2AReceipt(body.receipt, res.text, { jwks })).toMatchObject({ ok: true, failures: [] })
+      expect(await verifyA2AReceipt(body.receipt, res.text, { jwks })).toMatchObject({ ok: true })
     }, HEAVY_TEST_TIMEOUT_MS)
 
     it(`refuses the artifact after ${MAX_ARTIFACTS_PER_TASK} on one A2A task`, async () => {

@@ -31,8 +31,8 @@ for (const engine of testEngines()) {
       expect(error).toBeUndefined()
       const entries = data!.entries.map((e) => {
         const parsed = parseTrackerEntry(parsePythonJson(e.line))
-        if (!parsed.ok) throw new Error(parsed.error)
-        return parsed.entry
+        if (!parsed.ok) throw new Error(parsed.detail)
+        return parsed.value
       })
       expect(entries.map((e) => e.action)).toEqual(['transition', 'claim', 'comment', 'attach', 'transition'])
       expect(entries.every((e) => e.tracker_name === 'bernstein' && e.ticket_id === taskId)).toBe(true)
@@ -47,9 +47,9 @@ for (const engine of testEngines()) {
       const lines: string[] = []
       for await (const line of app.app.services.lineage.exportJsonl()) lines.push(line)
       expect(verdict.data!.entries).toBe(lines.length)
-      expect(await verifyTrackerAuditLines(lines, TEST_AUDIT_KEY)).toEqual({ ok: true, entries: lines.length, failure: null })
+      expect(await verifyTrackerAuditLines(lines, TEST_AUDIT_KEY)).toEqual({ ok: true, value: { entries: lines.length } })
       const wrongKey = await verifyTrackerAuditLines(lines, Buffer.from('f'.repeat(64)))
-      expect(wrongKey).toEqual({ ok: false, entries: 0, failure: 'line 1: signature mismatch (HMAC failed)' })
+      expect(wrongKey).toEqual({ ok: false, code: 'signature_mismatch', detail: 'line 1: signature mismatch (HMAC failed)', entries: 0 })
     })
 
     it('pages the chain with a cursor and no gaps', async () => {
@@ -72,14 +72,14 @@ for (const engine of testEngines()) {
       const payload = parsePythonJson(res.text)
       expect(pythonCanonical(payload)).toBe(res.text)
       const parsed = parseLineageEnvelope(payload)
-      if (!parsed.ok) throw new Error(parsed.error.message)
-      expect(parsed.envelope.source_issuer).toBe('test-node')
-      expect(parsed.envelope.entries).toHaveLength(5)
+      if (!parsed.ok) throw new Error(parsed.detail)
+      expect(parsed.value.source_issuer).toBe('test-node')
+      expect(parsed.value.entries).toHaveLength(5)
       // The digest is SHA-256 over the task's stored chain lines, each with its newline, as exported.
       const exported: string[] = []
       for await (const line of app.app.services.lineage.exportJsonl()) if ((JSON.parse(line) as { ticket_id: string }).ticket_id === taskId) exported.push(line)
       expect(exported).toHaveLength(5)
-      expect(parsed.envelope.chain_digest).toBe('sha256:' + createHash('sha256').update(exported.join('')).digest('hex'))
+      expect(parsed.value.chain_digest).toBe('sha256:' + createHash('sha256').update(exported.join('')).digest('hex'))
     })
 
     it('keeps one linear chain under concurrent writers', async () => {

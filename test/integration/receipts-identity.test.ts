@@ -23,11 +23,11 @@ for (const engine of testEngines()) {
       const receipt = (res.json as { receipt: Record<string, unknown> }).receipt
       expect(receipt['kid']).toBe(app.keys.receipt.kid)
       const verdict = await verifyA2AReceipt(receipt, res.text, { jwks })
-      expect(verdict).toMatchObject({ ok: true, keyPinned: true, failures: [] })
+      expect(verdict).toMatchObject({ ok: true, value: { keyPinned: true } })
       const tampered = await verifyA2AReceipt(receipt, res.text.replace('héllo', 'hello'), { jwks })
       expect(tampered.ok).toBe(false)
-      expect(tampered.parsed).toBe(true)
-      if (tampered.parsed) expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
+      expect(tampered).toMatchObject({ code: 'receipt_invalid' })
+      if (!tampered.ok && tampered.code === 'receipt_invalid') expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
     })
 
     it('reads an unfinished task with its acceptance receipt, which covers the 201 body and not the later one', async () => {
@@ -39,10 +39,10 @@ for (const engine of testEngines()) {
       expect(body.status).toBe('working')
       expect(read.headers.get('bernstein-attestation')).toBe('acceptance')
       expect(body.receipt).toEqual(accepted.receipt)
-      expect(await verifyA2AReceipt(body.receipt, sent.text, { jwks })).toMatchObject({ ok: true, failures: [] })
+      expect(await verifyA2AReceipt(body.receipt, sent.text, { jwks })).toMatchObject({ ok: true })
       const againstLater = await verifyA2AReceipt(body.receipt, read.text, { jwks })
       expect(againstLater.ok).toBe(false)
-      if (againstLater.parsed) expect(againstLater.failures[0]).toMatch(/^content_hash mismatch/)
+      if (!againstLater.ok && againstLater.code === 'receipt_invalid') expect(againstLater.failures[0]).toMatch(/^content_hash mismatch/)
     })
 
     it('attests completion once the task finishes, identically on every read', async () => {
@@ -69,7 +69,7 @@ for (const engine of testEngines()) {
         const res = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${a2aId}` })
         const body = res.json as { status: string; artifacts: { name: string }[]; receipt: Record<string, unknown>; updated_at: number }
         expect(res.headers.get('bernstein-attestation')).toBe('completion')
-        expect(await verifyA2AReceipt(body.receipt, res.text, { jwks }), res.text).toMatchObject({ ok: true, failures: [] })
+        expect(await verifyA2AReceipt(body.receipt, res.text, { jwks }), res.text).toMatchObject({ ok: true })
         return body
       }
       const completed = await read()

@@ -82,8 +82,8 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
   const json = wantsJson(cmd)
   const receiptValue = await readJson(opts.receipt, 'receipt')
   const parsed = parseReceipt(receiptValue)
-  if (!parsed.ok) throw failure(`could not parse receipt: ${parsed.error}`)
-  const receipt: A2ATaskReceipt = parsed.receipt
+  if (!parsed.ok) throw failure(`could not parse receipt: ${parsed.detail}`)
+  const receipt: A2ATaskReceipt = parsed.value
 
   // A receipt cannot attest its own bytes: drop it so the raw wire body can be passed as is.
   const response = withoutReceipt(await readJson(opts.response, 'response'))
@@ -113,17 +113,17 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
       entry_hash: receipt.entry_hash,
       content_hash: receipt.content_hash,
       kid: receipt.kid,
-      verified_key_id: result.verifiedKeyId,
-      key_pinned: result.keyPinned,
+      verified_key_id: result.value.verifiedKeyId,
+      key_pinned: result.value.keyPinned,
     }
-    if (result.warning !== undefined) payload['warning'] = result.warning
+    if (result.value.warning !== undefined) payload['warning'] = result.value.warning
     return printJson(payload)
   }
   printLines(
     `✓ A2A receipt ${opts.receipt} is valid`,
     `  task: ${receipt.task_id}  kid: ${receipt.kid}`,
     `  entry: ${receipt.entry_hash}`,
-    ...(result.warning === undefined ? [] : [`  warning: ${result.warning}`]),
+    ...(result.value.warning === undefined ? [] : [`  warning: ${result.value.warning}`]),
   )
 }
 

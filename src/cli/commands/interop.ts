@@ -181,8 +181,8 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   const failures: string[] = []
   const verified = await verifyCapabilityCard(signed, { now: Date.now() / 1000 })
   if (!verified.ok) {
-    const detail = verified.reason === 'expired' ? `expires_at=${pythonRepr(new PyFloat(signed.card.expires_at))}` : verified.detail
-    failures.push(`${CARD_FAILURE_TEXT[verified.reason]} (${detail})`)
+    const detail = verified.code === 'expired' ? `expires_at=${pythonRepr(new PyFloat(signed.card.expires_at))}` : verified.detail
+    failures.push(`${CARD_FAILURE_TEXT[verified.code]} (${detail})`)
   }
   const fingerprint = fingerprintOrNull(signed.card.public_key_pem)
   const trusted = opts.trustedFingerprint ?? []
@@ -200,7 +200,7 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
       minRedactionTier: opts.requireRedactionTier ?? OPEN_REQUIREMENTS.minRedactionTier,
       minSandboxProfile: opts.requireSandboxProfile ?? OPEN_REQUIREMENTS.minSandboxProfile,
     })
-    failures.push(...gate.failures)
+    if (!gate.ok) failures.push(...gate.failures)
   }
   if (failures.length > 0) {
     fail(1)

@@ -19,6 +19,7 @@ import {
 import type { LineageEnvelopeParseOptions } from '../../lineage/envelope.js'
 import {
   AuditKeyError,
+  chainVerificationBody,
   parseTrackerLine,
   readAuditKey,
   readByteLines,
@@ -26,6 +27,7 @@ import {
 } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
 import { LineageService } from '../../lineage/lineage.service.js'
+import { type Result, ok } from '../../result.js'
 import { decodeUtf8Strict } from '../../text/utf8.js'
 import type { CliContext } from '../context.js'
 import { CliFailure, EXIT_UNUSABLE, fileErrorText } from '../failure.js'
@@ -79,9 +81,9 @@ export async function runTrackerAuditVerify(options: TrackerAuditVerifyOptions):
  * failure) or as `{ok, entries, failure}`, and sets exit code 1 on failure.
  */
 export function reportTrackerAuditVerify(result: TrackerAuditVerifyResult, json: boolean): void {
-  if (json) printJson(result)
-  else if (result.ok) printLines(`tracker-audit verify: OK (${result.entries} entry(ies))`)
-  else printLines('tracker-audit verify: FAIL', ...(result.failure === null ? [] : [`  - ${result.failure}`]))
+  if (json) printJson(chainVerificationBody(result))
+  else if (result.ok) printLines(`tracker-audit verify: OK (${result.value.entries} entry(ies))`)
+  else printLines('tracker-audit verify: FAIL', `  - ${result.detail}`)
   if (!result.ok) fail(1)
 }
 
@@ -89,7 +91,7 @@ export function reportTrackerAuditVerify(result: TrackerAuditVerifyResult, json:
 // envelope wrap / inspect
 // ---------------------------------------------------------------------------
 
-type EntriesRead = { ok: true; entries: TrackerAuditEntry[] } | { ok: false; error: string }
+type EntriesRead = Result<TrackerAuditEntry[], 'invalid_json' | 'invalid_entry'>
 
 /** Reads every entry of a tracker-audit JSONL file (without verifying the chain, like Bernstein's `read()`). */
 async function readTrackerEntries(path: string): Promise<EntriesRead> {
@@ -100,9 +102,9 @@ async function readTrackerEntries(path: string): Promise<EntriesRead> {
     const parsed = parseTrackerLine(raw, lineNo)
     if (parsed === null) continue
     if (!parsed.ok) return parsed
-    entries.push(parsed.entry)
+    entries.push(parsed.value)
   }
-  return { ok: true, entries }
+  return ok(entries)
 }
 
 interface WrapOptions {
@@ -128,7 +130,7 @@ async function wrapAction(cli: CliContext, opts: WrapOptions, cmd: Command): Pro
     if (opts.file === undefined) {
       read = await cli.withStore(async (store, config) => {
         issuer ??= config.issuer
-        return { ok: true as const, entries: await new LineageService(store, null, config.issuer).entries(opts.ticketId) }
+        return ok(await new LineageService(store, null, config.issuer).entries(opts.ticketId))
       })
     } else {
       read = await readTrackerEntries(opts.file)
@@ -136,12 +138,12 @@ async function wrapAction(cli: CliContext, opts: WrapOptions, cmd: Command): Pro
   } catch (error) {
     throw failure(`could not read ${opts.file ?? 'the database'}: ${fileErrorText(error)}`)
   }
-  if (!read.ok) throw failure(`could not read ${opts.file}: ${read.error}`)
+  if (!read.ok) throw failure(`could not read ${opts.file}: ${read.detail}`)
   if (issuer === undefined) throw failure('--issuer is required with --file', EXIT_UNUSABLE)
   const wrapOptions: { sourceIssuer: string; ticketId?: string; trackerName?: string } = { sourceIssuer: issuer }
   if (opts.ticketId !== undefined) wrapOptions.ticketId = opts.ticketId
   if (opts.trackerName !== undefined) wrapOptions.trackerName = opts.trackerName
-  const envelope = wrapLineageChain(read.entries, wrapOptions)
+  const envelope = wrapLineageChain(read.value, wrapOptions)
   const bytes = lineageEnvelopePayloadBytes(envelope)
   if (opts.output === undefined) {
     // The payload is JSON either way; these are the exact canonical bytes, plus a newline for the terminal.
@@ -193,11 +195,11 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
   const result = carried ? parseLineageEnvelopeField(value, parseOptions) : parseLineageEnvelope(value, parseOptions)
   const json = wantsJson(cmd)
   if (!result.ok) {
-    if (json) printJson({ ok: false, code: result.error.code, error: result.error.message })
-    else printLines(`✗ lineage envelope ${opts.file} is NOT valid:`, `  - ${result.error.message}`)
+    if (json) printJson({ ok: false, code: result.code, error: result.detail })
+    else printLines(`✗ lineage envelope ${opts.file} is NOT valid:`, `  - ${result.detail}`)
     return fail(1)
   }
-  const envelope = result.envelope
+  const envelope = result.value
   const payloadSha256 = sha256Prefixed(lineageEnvelopePayloadBytes(envelope))
   if (json) {
     return printJson({
@@ -274,9 +276,10 @@ export function registerLineage(program: Command, cli: CliContext): void {
       const outcome = await cli.withStore(async (store, config) =>
         new LineageService(store, readAuditKey(config.auditKeyPath), config.issuer).importJsonl(readByteLines(opts.file)),
       )
-      if (!outcome.ok) throw failure(`not imported: ${outcome.error}`)
-      if (wantsJson(cmd)) return printJson({ ok: true, imported: outcome.imported })
-      printLines(`✓ imported ${outcome.imported} entr${outcome.imported === 1 ? 'y' : 'ies'}`)
+      if (!outcome.ok) throw failure(`not imported: ${outcome.detail}`)
+      const { imported } = outcome.value
+      if (wantsJson(cmd)) return printJson({ ok: true, imported })
+      printLines(`✓ imported ${imported} entr${imported === 1 ? 'y' : 'ies'}`)
     })
 
   const envelope = lineage.command('envelope').description(`the ${LINEAGE_ENVELOPE_FIELD} envelope`)

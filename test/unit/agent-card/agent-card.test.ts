@@ -50,7 +50,7 @@ describe('signAgentCard', () => {
     const payload = { ...payloadOf(card('valid')), capabilityCard }
     const signed = await signAgentCard(payload, { kid: KID, privateKey: goldenKey })
     const verified = await verifyDetachedJws(signed.signatures[0]?.jws, agentCardSigningBytes(payload), publicKeyOf(goldenKey))
-    expect(verified).toEqual({ ok: true, header: { alg: 'EdDSA', kid: KID, typ: 'agent-card+jws' } })
+    expect(verified).toEqual({ ok: true, value: { alg: 'EdDSA', kid: KID, typ: 'agent-card+jws' } })
     expect(agentCardSigningBytes(signed)).toEqual(agentCardSigningBytes(payload))
     const report = await checkAgentCardConformance(agentCardBytes(signed), jwks, { now: NOW, trustedFingerprints: [GOLDEN_FP] })
     expect(report.ok).toBe(true)

@@ -79,7 +79,7 @@ describe('random mutations of a valid card file', () => {
     for (const field of ['issuer', 'name', 'description']) {
       const text = JSON.stringify({ ...original, card: { ...original.card, [field]: 'x\ud800y' } })
       const verdict = await verifyCapabilityCard(parseCardFile(text), { now: 1700000100 })
-      expect(verdict).toMatchObject({ ok: false, reason: 'malformed' })
+      expect(verdict).toMatchObject({ ok: false, code: 'malformed' })
     }
   })
 

@@ -17,7 +17,7 @@ async function outcome(signed: SignedCapabilityCard, options: ConsumePeerCardOpt
     return { accepted: true }
   } catch (error) {
     if (!(error instanceof PeerCardRejected)) throw error
-    return { accepted: false, reason: error.reason, detail: error.detail, str: error.message }
+    return { accepted: false, reason: error.code, detail: error.detail, str: error.message }
   }
 }
 

@@ -78,14 +78,14 @@ describe('verifyCapabilityCard on the Bernstein vectors', () => {
   it('tampered card (cost cap 12.5 → 1.0, signature kept) is invalid', async () => {
     const result = await verifyCapabilityCard(parseCardFile(vectorText('capability_cards', 'card_a.tampered.json')), { now: NOW })
     expect(result.ok).toBe(meta.tamper_expiry_consume.card_a.tampered_verify_at_NOW)
-    expect(result).toMatchObject({ ok: false, reason: 'signature' })
+    expect(result).toMatchObject({ ok: false, code: 'signature' })
   })
 
   it('expired file is invalid at NOW and valid with the expiry check off', async () => {
     const expired = parseCardFile(vectorText('capability_cards', 'card_a.expired.json'))
     const info = meta.tamper_expiry_consume.card_a_expired_file
     expect((await verifyCapabilityCard(expired, { now: NOW })).ok).toBe(info.verify_at_NOW)
-    expect(await verifyCapabilityCard(expired, { now: NOW })).toMatchObject({ reason: 'expired', detail: 'card expired at 1600000060.0' })
+    expect(await verifyCapabilityCard(expired, { now: NOW })).toMatchObject({ code: 'expired', detail: 'card expired at 1600000060.0' })
     expect((await verifyCapabilityCard(expired, { now: NOW, checkExpiry: false })).ok).toBe(info.verify_at_NOW_check_expiry_false)
   })
 
@@ -143,7 +143,7 @@ describe('tamper matrix', () => {
       { alg: 'EdDSA', kid: card.card.kid, typ: 'agent-card+jws' },
       cardAKey,
     )
-    expect(await verifyCapabilityCard(card, { now: NOW })).toMatchObject({ ok: false, reason: 'typ' })
+    expect(await verifyCapabilityCard(card, { now: NOW })).toMatchObject({ ok: false, code: 'typ' })
   })
 })
 
@@ -183,7 +183,7 @@ describe('malformed input is a clean rejection', () => {
     const value = JSON.parse(JSON.stringify(cardA())) as Record<string, unknown> & { card: Record<string, unknown> }
     change(value)
     const result = await verifyCapabilityCard(value as unknown as SignedCapabilityCard, { now: NOW })
-    expect(result).toMatchObject({ ok: false, reason })
+    expect(result).toMatchObject({ ok: false, code: reason })
   })
 
   it.each<[string, unknown]>([
@@ -193,12 +193,12 @@ describe('malformed input is a clean rejection', () => {
     ['an array', []],
     ['an empty object', {}],
   ])('a signed card that is %s', async (_name, value) => {
-    expect(await verifyCapabilityCard(value as SignedCapabilityCard, { now: NOW })).toMatchObject({ ok: false, reason: 'malformed' })
+    expect(await verifyCapabilityCard(value as SignedCapabilityCard, { now: NOW })).toMatchObject({ ok: false, code: 'malformed' })
   })
 
   it('a kid mismatch between header and body', async () => {
     const value = JSON.parse(JSON.stringify(cardA())) as SignedCapabilityCard
     value.card.kid = 'someone-else'
-    expect(await verifyCapabilityCard(value, { now: NOW })).toMatchObject({ ok: false, reason: 'kid_mismatch' })
+    expect(await verifyCapabilityCard(value, { now: NOW })).toMatchObject({ ok: false, code: 'kid_mismatch' })
   })
 })

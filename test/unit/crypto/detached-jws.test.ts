@@ -56,12 +56,12 @@ describe('signDetachedJws', () => {
 
 describe('verifyDetachedJws', () => {
   it('accepts the RFC 8037 A.4 detached JWS and returns its header', async () => {
-    expect(await verifyDetachedJws(a4.jws.detached_compact, a4Payload, a4Public)).toEqual({ ok: true, header: { alg: 'EdDSA' } })
+    expect(await verifyDetachedJws(a4.jws.detached_compact, a4Payload, a4Public)).toEqual({ ok: true, value: { alg: 'EdDSA' } })
   })
 
   it('accepts capability card a’s signature over its JCS body', async () => {
     const result = await verifyDetachedJws(cardMeta.signature, cardBody, cardPublic)
-    expect(result).toEqual({ ok: true, header: { alg: 'EdDSA', kid: 'a2a-acme-orch', typ: 'a2a-capability+jws' } })
+    expect(result).toEqual({ ok: true, value: { alg: 'EdDSA', kid: 'a2a-acme-orch', typ: 'a2a-capability+jws' } })
   })
 
   it('rejects a changed payload, a flipped signature byte and another key', async () => {
@@ -119,7 +119,7 @@ describe('verifyDetachedJws', () => {
   })
 
   it('decodes without verifying and never throws', () => {
-    expect(decodeDetachedJws(a4.jws.detached_compact)).toMatchObject({ ok: true, header: { alg: 'EdDSA' } })
+    expect(decodeDetachedJws(a4.jws.detached_compact)).toMatchObject({ ok: true, value: { header: { alg: 'EdDSA' } } })
     expect(decodeDetachedJws({})).toMatchObject({ ok: false, code: 'malformed' })
   })
 

@@ -26,15 +26,15 @@ describe('findJwk', () => {
     const found = findJwk(jwks, KID)
     expect(found.ok).toBe(true)
     if (found.ok) {
-      expect(rawPublicKey(found.publicKey)).toEqual(rawPublicKey(golden))
-      expect(found.jwk).toEqual(jwksEntry(golden, KID))
+      expect(rawPublicKey(found.value.publicKey)).toEqual(rawPublicKey(golden))
+      expect(found.value.jwk).toEqual(jwksEntry(golden, KID))
     }
   })
 
   it('picks the entry with the kid among several', () => {
     const other = privateKeyFromSeed(Buffer.alloc(32, 3))
     const found = findJwk({ keys: [jwksEntry(other, 'other'), jwksEntry(golden, KID)] }, 'other')
-    expect(found.ok && rawPublicKey(found.publicKey)).toEqual(rawPublicKey(other))
+    expect(found.ok && rawPublicKey(found.value.publicKey)).toEqual(rawPublicKey(other))
   })
 
   const entry = jwksEntry(golden, KID)

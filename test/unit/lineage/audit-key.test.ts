@@ -18,7 +18,7 @@ describe('readAuditKey', () => {
     expect(key).toHaveLength(64)
     expect(await verifyTrackerAuditFile(vectorPath('tracker_audit', 'source_log.jsonl'), key)).toMatchObject({
       ok: true,
-      entries: 5,
+      value: { entries: 5 },
     })
   })
 

@@ -18,7 +18,7 @@ import {
   wrapLineageChain,
 } from '../../../src/lineage/envelope.js'
 import type { LineageEnvelope } from '../../../src/lineage/envelope.js'
-import { trackerEntryLine, verifyTrackerAuditLines } from '../../../src/lineage/tracker-audit.js'
+import { chainVerificationBody, trackerEntryLine, verifyTrackerAuditLines } from '../../../src/lineage/tracker-audit.js'
 import { vectorBytes, vectorJson, vectorText } from '../../helpers/vectors.js'
 import { buildSourceEntries, readEntries, receiverKey, sourceKey } from './source-log.js'
 
@@ -50,7 +50,7 @@ function payloadObject(file: string): PyObject {
 
 function expectError(result: ReturnType<typeof parseLineageEnvelope>, message: string | undefined): void {
   expect(result.ok).toBe(false)
-  if (!result.ok) expect(result.error.message).toBe(message)
+  if (!result.ok) expect(result.detail).toBe(message)
 }
 
 describe('chainDigest and wrapLineageChain', () => {
@@ -91,9 +91,9 @@ describe('parseLineageEnvelope (LineageEnvelope.from_payload cases of lineage.me
     const result = parseLineageEnvelope(payloadObject('envelope_payload.json'))
     expect(result.ok).toBe(cases['untampered']?.ok)
     if (result.ok) {
-      expect(result.envelope.source_issuer).toBe('acme-orch')
-      expect(result.envelope.entries).toHaveLength(5)
-      expect(lineageEnvelopePayloadBytes(result.envelope)).toEqual(vectorBytes('lineage_v2', 'envelope_payload.json'))
+      expect(result.value.source_issuer).toBe('acme-orch')
+      expect(result.value.entries).toHaveLength(5)
+      expect(lineageEnvelopePayloadBytes(result.value)).toEqual(vectorBytes('lineage_v2', 'envelope_payload.json'))
     }
   })
 
@@ -133,7 +133,7 @@ describe('parseLineageEnvelope (LineageEnvelope.from_payload cases of lineage.me
     ;(payload['entries'] as PyObject[])[2]!['action'] = 'delete'
     const result = parseLineageEnvelope(payload)
     expectError(result, cases['unknown_action']?.message)
-    if (!result.ok) expect(result.error).toMatchObject({ code: 'invalid_entry', entryIndex: 2 })
+    if (!result.ok) expect(result).toMatchObject({ code: 'invalid_entry', entryIndex: 2 })
   })
 
   it('carried_hmac_garbled_but_digest_recomputed: accepted (carried HMACs are not checked)', () => {
@@ -162,7 +162,7 @@ describe('parseLineageEnvelope (LineageEnvelope.from_payload cases of lineage.me
     const payload = payloadObject('envelope_payload.json')
     delete payload['schema_version']
     const result = parseLineageEnvelope(payload)
-    expect(result.ok && result.envelope.schema_version).toBe(1)
+    expect(result.ok && result.value.schema_version).toBe(1)
     payload['schema_version'] = 'x'
     expectError(parseLineageEnvelope(payload), "invalid literal for int() with base 10: 'x'")
   })
@@ -178,8 +178,8 @@ describe('optional stricter envelope checks', () => {
     const result = parseLineageEnvelope(gap, { checkLinks: true })
     expect(result.ok).toBe(false)
     if (!result.ok) {
-      expect(result.error).toMatchObject({ code: 'broken_link', entryIndex: 1 })
-      expect(result.error.message).toBe(
+      expect(result).toMatchObject({ code: 'broken_link', entryIndex: 1 })
+      expect(result.detail).toBe(
         `lineage envelope entry 1: prev_entry_hash mismatch (expected ${entries[0]!.entry_hash}, got ${entries[1]!.entry_hash})`,
       )
     }
@@ -188,7 +188,7 @@ describe('optional stricter envelope checks', () => {
     expect(parseLineageEnvelope(filtered, { checkLinks: true }).ok).toBe(true)
     const headless = parseLineageEnvelope(filtered, { requireGenesis: true })
     expect(headless.ok).toBe(false)
-    if (!headless.ok) expect(headless.error.message).toMatch(/^lineage envelope entry 0: prev_entry_hash mismatch \(expected sha256:0{64}, got sha256:bc80ff02/)
+    if (!headless.ok) expect(headless.detail).toMatch(/^lineage envelope entry 0: prev_entry_hash mismatch \(expected sha256:0{64}, got sha256:bc80ff02/)
     expect(parseLineageEnvelope(payloadObject('envelope_payload.json'), { checkLinks: true, requireGenesis: true }).ok).toBe(true)
   })
 
@@ -202,11 +202,11 @@ describe('optional stricter envelope checks', () => {
     // A link to a carried entry other than the one before it: the ticket's own entries are out of order.
     const reordered = parseLineageEnvelope(wrap([0, 2, 1]), strict)
     expect(reordered.ok).toBe(false)
-    if (!reordered.ok) expect(reordered.error).toMatchObject({ code: 'broken_link', entryIndex: 1 })
+    if (!reordered.ok) expect(reordered).toMatchObject({ code: 'broken_link', entryIndex: 1 })
     // Across tickets (PROJ-101 and ENG-7) links must hold throughout.
     const spanning = parseLineageEnvelope(wrap([0, 2, 3]), strict)
     expect(spanning.ok).toBe(false)
-    if (!spanning.ok) expect(spanning.error).toMatchObject({ code: 'broken_link', entryIndex: 1 })
+    if (!spanning.ok) expect(spanning).toMatchObject({ code: 'broken_link', entryIndex: 1 })
     expect(parseLineageEnvelope(wrap([0, 1, 2, 3, 4]), strict).ok).toBe(true)
   })
 
@@ -217,7 +217,7 @@ describe('optional stricter envelope checks', () => {
     expect(parseLineageEnvelope(payload).ok).toBe(true)
     const result = parseLineageEnvelope(payload, { checkEntryHashes: true })
     expect(result.ok).toBe(false)
-    if (!result.ok) expect(result.error).toMatchObject({ code: 'entry_hash_mismatch', entryIndex: 3 })
+    if (!result.ok) expect(result).toMatchObject({ code: 'entry_hash_mismatch', entryIndex: 3 })
   })
 
   it('expectedIssuer ties source_issuer to a verified card’s issuer', () => {
@@ -248,15 +248,15 @@ describe('cross-org boundary entry (lineage_v2/receiver_log.jsonl)', () => {
 
   it('hashes the marker body into input_prompt_hash', () => {
     const parsed = parseLineageEnvelopeField(parsePythonJson(vectorText('lineage_v2', 'a2a_envelope.json')))
-    if (!parsed.ok) throw new Error(parsed.error.message)
-    expect(crossOrgBoundaryMarkerBytes(parsed.envelope).toString('utf8')).toBe(receiver.marker_body_utf8)
-    expect(sha256(crossOrgBoundaryMarkerBytes(parsed.envelope))).toBe(receiver.marker_body_sha256)
+    if (!parsed.ok) throw new Error(parsed.detail)
+    expect(crossOrgBoundaryMarkerBytes(parsed.value).toString('utf8')).toBe(receiver.marker_body_utf8)
+    expect(sha256(crossOrgBoundaryMarkerBytes(parsed.value))).toBe(receiver.marker_body_sha256)
   })
 
   it('reproduces the boundary line of receiver_log.jsonl byte for byte', () => {
     const parsed = parseLineageEnvelopeField(parsePythonJson(vectorText('lineage_v2', 'a2a_envelope.json')))
-    if (!parsed.ok) throw new Error(parsed.error.message)
-    const entry = boundaryFor(parsed.envelope)
+    if (!parsed.ok) throw new Error(parsed.detail)
+    const entry = boundaryFor(parsed.value)
     const lines = vectorText('lineage_v2', 'receiver_log.jsonl').split('\n')
     expect(trackerEntryLine(entry)).toBe(`${lines[1]}\n`)
     expect(entry.tracker_name).toBe(CROSS_ORG_BOUNDARY_MARKER)
@@ -267,13 +267,14 @@ describe('cross-org boundary entry (lineage_v2/receiver_log.jsonl)', () => {
 
   it('the receiver log verifies with the receiver key, not with the source key', async () => {
     const lines = vectorText('lineage_v2', 'receiver_log.jsonl').split('\n')
-    const good = await verifyTrackerAuditLines(lines, receiverKey)
+    // The API's view of the verdict ({ ok, entries, failure }) is what the vectors record.
+    const good = chainVerificationBody(await verifyTrackerAuditLines(lines, receiverKey))
     expect(good).toEqual({
       ok: receiver.verify_with_receiver_key.ok,
       entries: receiver.verify_with_receiver_key.entry_count,
       failure: null,
     })
-    const bad = await verifyTrackerAuditLines(lines, sourceKey)
+    const bad = chainVerificationBody(await verifyTrackerAuditLines(lines, sourceKey))
     expect(bad).toEqual({
       ok: receiver.verify_with_source_key.ok,
       entries: receiver.verify_with_source_key.entry_count,

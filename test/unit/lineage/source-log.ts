@@ -76,7 +76,7 @@ export function readEntries(...parts: string[]): TrackerAuditEntry[] {
     .filter((line) => line.length > 0)
     .map((line) => {
       const parsed = parseTrackerEntry(parsePythonJson(line))
-      if (!parsed.ok) throw new Error(parsed.error)
-      return parsed.entry
+      if (!parsed.ok) throw new Error(parsed.detail)
+      return parsed.value
     })
 }

@@ -6,6 +6,7 @@ import { PyFloat, parsePythonJson, pythonCanonical } from '../../../src/canonica
 import {
   GENESIS_PREV_HASH,
   buildTrackerEntry,
+  chainVerificationBody,
   computeTrackerEntryHash,
   computeTrackerSignature,
   parseTrackerEntry,
@@ -92,24 +93,22 @@ describe('verifyTrackerAuditFile on the shared vectors', () => {
   }>('tracker_audit', 'source_log.meta.json')
 
   it('source_log.jsonl verifies with the source key: ok, 5 entries', async () => {
-    expect(await verifyTrackerAuditFile(vectorPath('tracker_audit', 'source_log.jsonl'), sourceKey)).toEqual({
-      ok: true,
-      entries: 5,
-      failure: null,
-    })
+    expect(await verifyTrackerAuditFile(vectorPath('tracker_audit', 'source_log.jsonl'), sourceKey)).toEqual({ ok: true, value: { entries: 5 } })
   })
 
   it('a wrong key fails on line 1', async () => {
     const wrong = Buffer.from('fedcba9876543210'.repeat(4), 'ascii')
     expect(await verifyTrackerAuditFile(vectorPath('tracker_audit', 'source_log.jsonl'), wrong)).toEqual({
       ok: false,
+      code: 'signature_mismatch',
+      detail: 'line 1: signature mismatch (HMAC failed)',
       entries: 0,
-      failure: 'line 1: signature mismatch (HMAC failed)',
     })
   })
 
   it.each(Object.entries(meta.tampered_variants))('%s gives Bernstein’s result', async (name, variant) => {
-    const result = await verifyTrackerAuditFile(vectorPath(variant.file), sourceKey)
+    // The API's view of the verdict ({ ok, entries, failure }) is what the vectors record.
+    const result = chainVerificationBody(await verifyTrackerAuditFile(vectorPath(variant.file), sourceKey))
     const expected = variant.verify_with_source_key
     expect(result.ok).toBe(expected.ok)
     expect(result.entries).toBe(expected.entry_count)
@@ -125,26 +124,22 @@ describe('verifyTrackerAuditFile on the shared vectors', () => {
   it('t5 (0.00150 for 0.0015) verifies because the parsed value is re-printed', async () => {
     expect(vectorText('tracker_audit', 't5_number_lexeme_line2.jsonl')).toContain('"cost_usd":0.00150,')
     const result = await verifyTrackerAuditFile(vectorPath('tracker_audit', 't5_number_lexeme_line2.jsonl'), sourceKey)
-    expect(result).toEqual({ ok: true, entries: 5, failure: null })
+    expect(result).toEqual({ ok: true, value: { entries: 5 } })
   })
 
   it('a missing file is ok with 0 entries', async () => {
-    expect(await verifyTrackerAuditFile(join(scratch, 'absent.jsonl'), sourceKey)).toEqual({
-      ok: true,
-      entries: 0,
-      failure: null,
-    })
+    expect(await verifyTrackerAuditFile(join(scratch, 'absent.jsonl'), sourceKey)).toEqual({ ok: true, value: { entries: 0 } })
   })
 })
 
 describe('verifyTrackerAuditLines', () => {
   it('accepts sync and async iterables of lines', async () => {
     const lines = linesOf('tracker_audit', 'source_log.jsonl')
-    expect(await verifyTrackerAuditLines(lines, sourceKey)).toEqual({ ok: true, entries: 5, failure: null })
+    expect(await verifyTrackerAuditLines(lines, sourceKey)).toEqual({ ok: true, value: { entries: 5 } })
     async function* gen(): AsyncGenerator<string> {
       for (const line of lines) yield line
     }
-    expect(await verifyTrackerAuditLines(gen(), sourceKey)).toEqual({ ok: true, entries: 5, failure: null })
+    expect(await verifyTrackerAuditLines(gen(), sourceKey)).toEqual({ ok: true, value: { entries: 5 } })
   })
 
   it('skips blank lines but counts them in line numbers', async () => {
@@ -152,14 +147,15 @@ describe('verifyTrackerAuditLines', () => {
     lines.splice(1, 0, '', '   \t')
     expect(await verifyTrackerAuditLines(lines, sourceKey)).toEqual({
       ok: false,
+      code: 'entry_hash_mismatch',
+      detail: 'line 5: entry_hash mismatch (tampered payload)',
       entries: 2,
-      failure: 'line 5: entry_hash mismatch (tampered payload)',
     })
   })
 
   it('strips surrounding whitespace such as a CRLF ending', async () => {
     const lines = linesOf('tracker_audit', 'source_log.jsonl').map((line) => (line ? `${line}\r` : line))
-    expect(await verifyTrackerAuditLines(lines, sourceKey)).toEqual({ ok: true, entries: 5, failure: null })
+    expect(await verifyTrackerAuditLines(lines, sourceKey)).toEqual({ ok: true, value: { entries: 5 } })
   })
 
   it('reports schema errors with the text of the exception Bernstein raises', async () => {
@@ -178,24 +174,25 @@ describe('verifyTrackerAuditLines', () => {
       [first.replace('"tokens_in":0', '"tokens_in":"0"'), 'line 1: schema invalid (tokens_in must be an int, got str)'],
     ]
     for (const [line, failure] of cases) {
-      expect(await verifyTrackerAuditLines([line], sourceKey), failure).toEqual({ ok: false, entries: 0, failure })
+      expect(await verifyTrackerAuditLines([line], sourceKey), failure).toEqual({ ok: false, code: 'invalid_entry', detail: failure, entries: 0 })
     }
   })
 
   it('reports invalid JSON with Python’s decoder message', async () => {
     const first = linesOf('tracker_audit', 'source_log.jsonl')[0] as string
-    expect((await verifyTrackerAuditLines([first.slice(0, 40)], sourceKey)).failure).toBe(
-      'line 1: invalid JSON (Unterminated string starting at)',
-    )
-    expect((await verifyTrackerAuditLines([`${first} x`], sourceKey)).failure).toBe('line 1: invalid JSON (Extra data)')
+    expect(await verifyTrackerAuditLines([first.slice(0, 40)], sourceKey)).toMatchObject({
+      code: 'invalid_json',
+      detail: 'line 1: invalid JSON (Unterminated string starting at)',
+    })
+    expect(await verifyTrackerAuditLines([`${first} x`], sourceKey)).toMatchObject({ code: 'invalid_json', detail: 'line 1: invalid JSON (Extra data)' })
   })
 
   it('ignores unknown keys as Bernstein does: they are not part of the entry and drop out of the hash', async () => {
     const first = linesOf('tracker_audit', 'source_log.jsonl')[0] as string
     const withExtra = first.replace('{', '{"approved_by":"cfo",')
-    expect(await verifyTrackerAuditLines([withExtra], sourceKey)).toEqual({ ok: true, entries: 1, failure: null })
+    expect(await verifyTrackerAuditLines([withExtra], sourceKey)).toEqual({ ok: true, value: { entries: 1 } })
     const parsed = parseTrackerEntry(parsePythonJson(withExtra))
-    expect(parsed.ok && trackerEntryLine(parsed.entry)).toBe(`${first}\n`)
+    expect(parsed.ok && trackerEntryLine(parsed.value)).toBe(`${first}\n`)
   })
 
   it('fails an invalid UTF-8 line instead of crashing', async () => {
@@ -203,8 +200,9 @@ describe('verifyTrackerAuditLines', () => {
     const broken = Buffer.concat([first.subarray(0, 20), Buffer.from([0xff]), first.subarray(21)])
     expect(await verifyTrackerAuditLines([broken], sourceKey)).toEqual({
       ok: false,
+      code: 'invalid_json',
+      detail: 'line 1: invalid JSON (invalid UTF-8)',
       entries: 0,
-      failure: 'line 1: invalid JSON (invalid UTF-8)',
     })
   })
 })
@@ -216,8 +214,9 @@ describe('verifyTrackerAuditFile line splitting', () => {
     writeFileSync(path, `${lines[0]}\r${lines.slice(1).join('\n')}`)
     expect(await verifyTrackerAuditFile(path, sourceKey)).toEqual({
       ok: false,
+      code: 'invalid_json',
+      detail: 'line 1: invalid JSON (Extra data)',
       entries: 0,
-      failure: 'line 1: invalid JSON (Extra data)',
     })
   })
 
@@ -225,7 +224,7 @@ describe('verifyTrackerAuditFile line splitting', () => {
     const entries = buildSourceEntries()
     const path = join(scratch, 'no-trailing-newline.jsonl')
     writeFileSync(path, entries.map((entry) => trackerEntryLine(entry)).join('').slice(0, -1))
-    expect(await verifyTrackerAuditFile(path, sourceKey)).toEqual({ ok: true, entries: 5, failure: null })
+    expect(await verifyTrackerAuditFile(path, sourceKey)).toEqual({ ok: true, value: { entries: 5 } })
   })
 })
 
@@ -234,7 +233,7 @@ describe('parseTrackerEntry', () => {
     for (const line of linesOf('tracker_audit', 'source_log.jsonl').filter(Boolean)) {
       const parsed = parseTrackerEntry(parsePythonJson(line))
       expect(parsed.ok).toBe(true)
-      if (parsed.ok) expect(trackerEntryLine(parsed.entry)).toBe(`${line}\n`)
+      if (parsed.ok) expect(trackerEntryLine(parsed.value)).toBe(`${line}\n`)
     }
   })
 
@@ -242,24 +241,26 @@ describe('parseTrackerEntry', () => {
     const first = linesOf('tracker_audit', 'source_log.jsonl')[0] as string
     const parsed = parseTrackerEntry(parsePythonJson(first.replace('"cost_usd":0.0', '"cost_usd":0')))
     expect(parsed.ok).toBe(true)
-    if (parsed.ok) expect(pythonCanonical(parsed.entry.cost_usd)).toBe('0')
+    if (parsed.ok) expect(pythonCanonical(parsed.value.cost_usd)).toBe('0')
   })
 
   it('defaults absent optional fields to null, as Bernstein’s payload.get does', () => {
     const first = linesOf('tracker_audit', 'source_log.jsonl')[0] as string
     const parsed = parseTrackerEntry(parsePythonJson(first.replace('"failure_detail":null,', '')))
-    expect(parsed.ok && parsed.entry.failure_detail).toBe(null)
+    expect(parsed.ok && parsed.value.failure_detail).toBe(null)
   })
 
   it('rejects a non-sha256 hash and an unknown action with Bernstein’s texts', () => {
     const body = parsePythonJson(linesOf('tracker_audit', 'source_log.jsonl')[0] as string) as Record<string, unknown>
     expect(parseTrackerEntry({ ...(body as object), prev_entry_hash: 'x' } as never)).toEqual({
       ok: false,
-      error: "prev_entry_hash must start with 'sha256:', got 'x'",
+      code: 'invalid_entry',
+      detail: "prev_entry_hash must start with 'sha256:', got 'x'",
     })
     expect(parseTrackerEntry({ ...(body as object), action: 5 } as never)).toEqual({
       ok: false,
-      error: 'unknown tracker-audit action: 5',
+      code: 'invalid_entry',
+      detail: 'unknown tracker-audit action: 5',
     })
   })
 })

@@ -21,11 +21,12 @@ import {
   TRACKER_AUDIT_ACTIONS,
   TrackerAuditVerifier,
   buildTrackerEntry,
+  chainVerificationBody,
   parseTrackerLine,
   trackerEntryLine,
   trackerSigningPayload,
 } from '../../../src/lineage/tracker-audit.js'
-import type { TrackerAuditEntry, TrackerAuditLine, TrackerEntryInput } from '../../../src/lineage/tracker-audit.js'
+import type { TrackerAuditEntry, TrackerAuditLine, TrackerEntryInput, TrackerLineFailure } from '../../../src/lineage/tracker-audit.js'
 import { vectorText } from '../../helpers/vectors.js'
 import { sourceKey } from './source-log.js'
 import { fuzzSettings } from '../../helpers/fuzz.js'
@@ -33,18 +34,21 @@ import { fuzzSettings } from '../../helpers/fuzz.js'
 const { runs: RUNS, seed: SEED } = fuzzSettings(1000)
 const TIMEOUT_MS = Math.max(60_000, RUNS * 50)
 
+/** The verdict in the flat form the checks read (the API's `{ ok, entries, failure }`), with the failure code. */
 interface Verdict {
-  returns: Array<string | null>
+  returns: Array<TrackerLineFailure | null>
   ok: boolean
   entries: number
   failure: string | null
+  code: string | null
   headHash: string
 }
 
 function verify(lines: readonly TrackerAuditLine[], fastPath: boolean): { verdict: Verdict; fastPathLines: number } {
   const verifier = new TrackerAuditVerifier(sourceKey, { fastPath })
   const returns = lines.map((line) => verifier.push(line))
-  const verdict = { returns, ...verifier.result(), headHash: verifier.headHash }
+  const result = verifier.result()
+  const verdict = { returns, ...chainVerificationBody(result), code: result.ok ? null : result.code, headHash: verifier.headHash }
   return { verdict, fastPathLines: verifier.fastPathLines }
 }
 
@@ -75,7 +79,7 @@ function resign(line: string, prevEntryHash?: string): string {
   if (parsed === null || !parsed.ok) return text
   let payload: Buffer
   try {
-    payload = trackerSigningPayload(parsed.entry)
+    payload = trackerSigningPayload(parsed.value)
   } catch {
     return text
   }
@@ -89,7 +93,7 @@ function resign(line: string, prevEntryHash?: string): string {
 /** The entry_hash of a line as the reference path reads it, for relinking the next line. */
 function entryHashOf(line: string): string | undefined {
   const parsed = parseTrackerLine(line, 1)
-  return parsed !== null && parsed.ok ? parsed.entry.entry_hash : undefined
+  return parsed !== null && parsed.ok ? parsed.value.entry_hash : undefined
 }
 
 function hex4(code: number, upper: boolean): string {

@@ -3,7 +3,7 @@ import { isPyObject, parsePythonJson } from '../../../src/canonical/python-json.
 import type { PyObject, PyValue } from '../../../src/canonical/python-json.js'
 import { ed25519PublicJwk, parseReceipt } from '../../../src/receipts/receipt.js'
 import type { A2ATaskReceipt } from '../../../src/receipts/receipt.js'
-import { UNPINNED_KEY_WARNING, verifyReceipt } from '../../../src/receipts/receipt-verify.js'
+import { type ReceiptVerification, UNPINNED_KEY_WARNING, verifyReceipt } from '../../../src/receipts/receipt-verify.js'
 import { vectorBytes, vectorText } from '../../helpers/vectors.js'
 import { signerFromSeed, verifyEd25519 } from './ed25519.js'
 
@@ -14,30 +14,37 @@ const response2 = (meta['receipt2_inputs'] as PyObject)['response'] as PyObject
 
 function receiptFrom(value: PyValue): A2ATaskReceipt {
   const parsed = parseReceipt(value)
-  if (!parsed.ok) throw new Error(parsed.error)
-  return parsed.receipt
+  if (!parsed.ok) throw new Error(parsed.detail)
+  return parsed.value
 }
 
 const receipt1 = (): A2ATaskReceipt => receiptFrom(parsePythonJson(vectorText('a2a_receipt', 'receipt.json')))
 const receipt2 = (): A2ATaskReceipt => receiptFrom(meta['receipt2'] as PyObject)
 const embeddedJwk = (): PyObject => (receipt1().head_signature['public_key_jwk'] as PyObject)
 
+/** Every failed check of a verdict; none when it verified. */
+const failuresOf = (result: ReceiptVerification): readonly string[] => (result.ok ? [] : result.failures)
+/** Whether the verdict was reached under a pinned key, on either branch. */
+const keyPinnedOf = (result: ReceiptVerification): boolean => (result.ok ? result.value.keyPinned : result.keyPinned)
+const warningOf = (result: ReceiptVerification): string | undefined => (result.ok ? result.value.warning : undefined)
+
 function expectCase(
-  result: Awaited<ReturnType<typeof verifyReceipt>>,
+  result: ReceiptVerification,
   expected: { ok: boolean; errors: string[]; verified_key_id: string | null } | undefined,
 ): void {
   expect(expected).toBeDefined()
   expect(result.ok).toBe(expected?.ok)
-  expect(result.failures).toEqual(expected?.errors)
-  expect(result.verifiedKeyId).toBe(expected?.verified_key_id)
+  expect(failuresOf(result)).toEqual(expected?.errors)
+  expect(result.ok ? result.value.verifiedKeyId : null).toBe(expected?.verified_key_id)
+  if (!result.ok) expect(result).toMatchObject({ code: 'receipt_invalid', detail: expected?.errors.join('; ') })
 }
 
 describe('verifyReceipt: every verify_task_receipt case of receipt.meta.json', () => {
   it('response_dict_ok (unpinned: warns about trust-on-first-use)', async () => {
     const result = await verifyReceipt(receipt1(), response1, { verifyEd25519 })
     expectCase(result, cases['response_dict_ok'])
-    expect(result.warning).toBe(UNPINNED_KEY_WARNING)
-    expect(result.keyPinned).toBe(false)
+    expect(warningOf(result)).toBe(UNPINNED_KEY_WARNING)
+    expect(keyPinnedOf(result)).toBe(false)
   })
 
   it('response_bytes_ok', async () => {
@@ -69,8 +76,8 @@ describe('verifyReceipt: every verify_task_receipt case of receipt.meta.json', (
   it('pinned_correct_jwk (no warning, key pinned)', async () => {
     const result = await verifyReceipt(receipt1(), response1, { verifyEd25519, trustedJwk: embeddedJwk() })
     expectCase(result, cases['pinned_correct_jwk'])
-    expect(result.keyPinned).toBe(true)
-    expect(result.warning).toBeUndefined()
+    expect(keyPinnedOf(result)).toBe(true)
+    expect(warningOf(result)).toBeUndefined()
   })
 
   it('pinned_wrong_jwk (seed 0x43*32)', async () => {
@@ -113,8 +120,8 @@ describe('head_signature checks beyond the vector cases (Bernstein’s texts)', 
   }
 
   it('reports a missing signature, a missing JWK, a bad JWK and bad base64', async () => {
-    const run = async (receipt: A2ATaskReceipt): Promise<string[]> =>
-      (await verifyReceipt(receipt, response1, { verifyEd25519, checkKid: false })).failures
+    const run = async (receipt: A2ATaskReceipt): Promise<readonly string[]> =>
+      failuresOf(await verifyReceipt(receipt, response1, { verifyEd25519, checkKid: false }))
     expect(await run(withHead({ signature_b64: '' }))).toEqual([
       'head_signature: head_signature.signature_b64 missing or not a string',
     ])
@@ -138,7 +145,7 @@ describe('head_signature checks beyond the vector cases (Bernstein’s texts)', 
   it('collects the content mismatch and the signature failure together, in Bernstein’s order', async () => {
     const forged = { ...receipt1(), entry_hash: 'sha256:' + 'cd'.repeat(32) }
     const result = await verifyReceipt(forged, response2, { verifyEd25519 })
-    expect(result.failures).toEqual([
+    expect(failuresOf(result)).toEqual([
       (cases['receipt1_vs_response2']?.errors ?? [])[0],
       'head_signature: head_signature.signature_b64 does not verify against head_sha256',
     ])
@@ -150,7 +157,7 @@ describe('head_signature checks beyond the vector cases (Bernstein’s texts)', 
         throw new Error('boom')
       },
     })
-    expect(result.failures).toEqual(['head_signature: head_signature.signature_b64 does not verify against head_sha256'])
+    expect(failuresOf(result)).toEqual(['head_signature: head_signature.signature_b64 does not verify against head_sha256'])
   })
 })
 
@@ -160,18 +167,18 @@ describe('kid consistency (our check; Bernstein does not cross-check kids)', () 
     const changed = { ...r, head_signature: { ...r.head_signature, key_id: 'other-key' } }
     const strict = await verifyReceipt(changed, response1, { verifyEd25519 })
     expect(strict.ok).toBe(false)
-    expect(strict.failures).toEqual([
+    expect(failuresOf(strict)).toEqual([
       'kid mismatch: receipt kid a2a-server-lineage-1, key_id other-key, jwk kid a2a-server-lineage-1',
     ])
     const bernstein = await verifyReceipt(changed, response1, { verifyEd25519, checkKid: false })
-    expect(bernstein).toMatchObject({ ok: true, verifiedKeyId: 'other-key' })
+    expect(bernstein).toMatchObject({ ok: true, value: { verifiedKeyId: 'other-key' } })
   })
 
   it('a changed JWK kid fails the kid check; a JWK without kid is allowed', async () => {
     const r = receipt1()
     const jwk = embeddedJwk()
     const changed = { ...r, head_signature: { ...r.head_signature, public_key_jwk: { ...jwk, kid: 'k2' } } }
-    expect((await verifyReceipt(changed, response1, { verifyEd25519 })).failures).toEqual([
+    expect(failuresOf(await verifyReceipt(changed, response1, { verifyEd25519 }))).toEqual([
       'kid mismatch: receipt kid a2a-server-lineage-1, key_id a2a-server-lineage-1, jwk kid k2',
     ])
     const noKid: PyObject = { ...jwk }
@@ -185,7 +192,7 @@ describe('kid consistency (our check; Bernstein does not cross-check kids)', () 
       verifyEd25519,
       trustedJwk: { ...embeddedJwk(), kid: 'a2a-server-lineage-2' },
     })
-    expect(result.failures).toEqual([
+    expect(failuresOf(result)).toEqual([
       'trusted JWK kid mismatch: trusted kid a2a-server-lineage-2, receipt kid a2a-server-lineage-1',
     ])
   })

@@ -128,25 +128,25 @@ describe('parseReceipt (A2ATaskReceipt.from_dict rules)', () => {
   it('parses the vector receipt and re-serialises it to the same bytes', () => {
     const parsed = parseReceipt(base())
     expect(parsed.ok).toBe(true)
-    if (parsed.ok) expect(Buffer.from(receiptToJson(parsed.receipt))).toEqual(vectorBytes('a2a_receipt', 'receipt.json'))
+    if (parsed.ok) expect(Buffer.from(receiptToJson(parsed.value))).toEqual(vectorBytes('a2a_receipt', 'receipt.json'))
   })
 
   it('rejects with Bernstein’s texts', () => {
-    expect(parseReceipt([])).toEqual({ ok: false, error: 'A2A receipt must be a JSON object' })
+    expect(parseReceipt([])).toEqual({ ok: false, code: 'malformed_receipt', detail: 'A2A receipt must be a JSON object' })
     for (const key of ['task_id', 'artefact_path', 'content_hash', 'entry_hash', 'kid']) {
       const missing = base()
       delete missing[key]
-      expect(parseReceipt(missing)).toEqual({ ok: false, error: `A2A receipt '${key}' must be a non-empty string` })
+      expect(parseReceipt(missing)).toEqual({ ok: false, code: 'malformed_receipt', detail: `A2A receipt '${key}' must be a non-empty string` })
       const empty = base()
       empty[key] = ''
-      expect(parseReceipt(empty)).toEqual({ ok: false, error: `A2A receipt '${key}' must be a non-empty string` })
+      expect(parseReceipt(empty)).toEqual({ ok: false, code: 'malformed_receipt', detail: `A2A receipt '${key}' must be a non-empty string` })
     }
     const badHead = base()
     badHead['head_signature'] = 'sig'
-    expect(parseReceipt(badHead)).toEqual({ ok: false, error: "A2A receipt 'head_signature' must be an object" })
+    expect(parseReceipt(badHead)).toEqual({ ok: false, code: 'malformed_receipt', detail: "A2A receipt 'head_signature' must be an object" })
     const boolVersion = base()
     boolVersion['schema_version'] = true
-    expect(parseReceipt(boolVersion)).toEqual({ ok: false, error: "A2A receipt 'schema_version' must be an integer" })
+    expect(parseReceipt(boolVersion)).toEqual({ ok: false, code: 'malformed_receipt', detail: "A2A receipt 'schema_version' must be an integer" })
   })
 
   it('applies Bernstein’s defaults', () => {
@@ -155,6 +155,6 @@ describe('parseReceipt (A2ATaskReceipt.from_dict rules)', () => {
     delete sparse['operator_hmac']
     delete sparse['head_signature']
     const parsed = parseReceipt(sparse)
-    expect(parsed.ok && parsed.receipt).toMatchObject({ schema_version: 1, operator_hmac: '', head_signature: {} })
+    expect(parsed.ok && parsed.value).toMatchObject({ schema_version: 1, operator_hmac: '', head_signature: {} })
   })
 })
