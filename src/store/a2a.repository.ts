@@ -1,8 +1,8 @@
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { A2AArtifact, ArtifactUsage, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, InboundKey, MessageDirection, Peer } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
-import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
-import type { Engine } from './engine.js'
+import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
+import { Repository } from './repository.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 function rowToA2ATask(row: Selectable<A2ATaskTable>): A2ATaskRecord {
@@ -84,17 +84,9 @@ function toArtifact(r: { name: string; content_type: string; data: string; creat
   return { name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }
 }
 
-export class A2ARepository {
-  readonly #db: Kysely<Database>
-  readonly #engine: Engine
-
-  constructor(db: Kysely<Database>, engine: Engine) {
-    this.#db = db
-    this.#engine = engine
-  }
-
+export class A2ARepository extends Repository {
   async insertTask(task: A2ATaskRecord): Promise<void> {
-    await INSERT_TASK.execute(this.#db, this.#engine, {
+    await INSERT_TASK.execute(this.db, this.engine, {
       id: task.id,
       tenant_id: task.tenantId,
       bernstein_task_id: task.bernsteinTaskId,
@@ -108,7 +100,7 @@ export class A2ARepository {
   }
 
   async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
-    const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
+    const row = await GET_TASK.first(this.db, this.engine, tenantId, id)
     return row && rowToA2ATask(row)
   }
 
@@ -117,7 +109,7 @@ export class A2ARepository {
    * response: one statement, so they all come from one snapshot (separate reads could straddle a write).
    */
   async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {
-    const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.#db, this.#engine, tenantId, id)
+    const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.db, this.engine, tenantId, id)
     const first = rows[0]
     if (first === undefined) return undefined
     const artifacts: A2AArtifact[] = []
@@ -133,7 +125,7 @@ export class A2ARepository {
   }
 
   async findByBernsteinTask(tenantId: string, bernsteinTaskId: string): Promise<A2ATaskRecord[]> {
-    const rows = await this.#db
+    const rows = await this.db
       .selectFrom('a2a_tasks')
       .selectAll()
       .where('tenant_id', '=', tenantId)
@@ -143,7 +135,7 @@ export class A2ARepository {
   }
 
   async setReceipt(id: string, receipt: Readonly<Record<string, unknown>>, kind: 'acceptance' | 'completion', updatedAt: number): Promise<void> {
-    await this.#db
+    await this.db
       .updateTable('a2a_tasks')
       .set({ receipt: JSON.stringify(receipt), receipt_kind: kind, updated_at: updatedAt })
       .where('id', '=', id)
@@ -151,11 +143,11 @@ export class A2ARepository {
   }
 
   async touch(id: string, updatedAt: number): Promise<void> {
-    await this.#db.updateTable('a2a_tasks').set({ updated_at: updatedAt }).where('id', '=', id).execute()
+    await this.db.updateTable('a2a_tasks').set({ updated_at: updatedAt }).where('id', '=', id).execute()
   }
 
   async addArtifact(a2aTaskId: string, artifact: A2AArtifact): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('a2a_artifacts')
       .values({
         a2a_task_id: a2aTaskId,
@@ -170,10 +162,10 @@ export class A2ARepository {
   /** How many artifacts the task has and the UTF-8 bytes of their names and data, without reading them. */
   async artifactUsage(a2aTaskId: string): Promise<ArtifactUsage> {
     const bytes =
-      this.#engine === 'postgres'
+      this.engine === 'postgres'
         ? sql<string | number>`coalesce(sum(octet_length(name) + octet_length(data)), 0)`
         : sql<number>`coalesce(sum(length(cast(name as blob)) + length(cast(data as blob))), 0)`
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('a2a_artifacts')
       .select((eb) => [eb.fn.countAll<string | number>().as('count'), bytes.as('bytes')])
       .where('a2a_task_id', '=', a2aTaskId)
@@ -182,12 +174,12 @@ export class A2ARepository {
   }
 
   async artifacts(a2aTaskId: string): Promise<A2AArtifact[]> {
-    const { rows } = await ARTIFACTS.execute(this.#db, this.#engine, a2aTaskId)
+    const { rows } = await ARTIFACTS.execute(this.db, this.engine, a2aTaskId)
     return rows.map(toArtifact)
   }
 
   async insertMessage(message: A2AMessage): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('a2a_messages')
       .values({
         id: message.id,
@@ -205,7 +197,7 @@ export class A2ARepository {
   }
 
   async messages(tenantId: string, taskId?: string): Promise<A2AMessage[]> {
-    let q = this.#db.selectFrom('a2a_messages').selectAll().where('tenant_id', '=', tenantId)
+    let q = this.db.selectFrom('a2a_messages').selectAll().where('tenant_id', '=', tenantId)
     if (taskId !== undefined) q = q.where('task_id', '=', taskId)
     const rows = await q.orderBy('created_at', 'asc').execute()
     return rows.map(rowToMessage)
@@ -216,7 +208,7 @@ export class A2ARepository {
    * true when this call inserted it. The unique constraint decides, so concurrent duplicates cannot both win.
    */
   async insertInboundIfNew(inbound: FederatedInbound): Promise<boolean> {
-    const result = await this.#db
+    const result = await this.db
       .insertInto('federated_inbound')
       .values({
         id: inbound.id,
@@ -236,7 +228,7 @@ export class A2ARepository {
   }
 
   async getInbound(key: InboundKey): Promise<FederatedInbound | undefined> {
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('federated_inbound')
       .selectAll()
       .where('tenant_id', '=', key.tenantId)
@@ -248,7 +240,7 @@ export class A2ARepository {
   }
 
   async countInbound(tenantId: string): Promise<number> {
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('federated_inbound')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('tenant_id', '=', tenantId)
@@ -258,7 +250,7 @@ export class A2ARepository {
 
   /** Registers or refreshes a peer (Bernstein registers unknown senders on first contact). */
   async upsertPeer(peer: Peer): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('peers')
       .values({
         tenant_id: peer.tenantId,
@@ -273,7 +265,7 @@ export class A2ARepository {
   }
 
   async countPeers(): Promise<number> {
-    const row = await this.#db.selectFrom('peers').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+    const row = await this.db.selectFrom('peers').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
     return Number(row.n)
   }
 }

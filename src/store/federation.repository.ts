@@ -1,7 +1,7 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { Delegation, DelegationStatus } from '../federation/delegation.js'
-import type { Database, FederationLedgerTable } from './database.js'
-import type { Engine } from './engine.js'
+import type { FederationLedgerTable } from './database.js'
+import { Repository } from './repository.js'
 
 function rowToDelegation(row: Selectable<FederationLedgerTable>): Delegation {
   return {
@@ -53,23 +53,15 @@ function delegationToRow(d: Delegation): Selectable<FederationLedgerTable> {
   }
 }
 
-export class FederationRepository {
-  readonly #db: Kysely<Database>
-  readonly #engine: Engine
-
-  constructor(db: Kysely<Database>, engine: Engine) {
-    this.#db = db
-    this.#engine = engine
-  }
-
+export class FederationRepository extends Repository {
   /** Inserts unless (tenant, peer, local task) exists; returns the stored row either way. */
   async insertOrGet(d: Delegation): Promise<Delegation> {
-    await this.#db
+    await this.db
       .insertInto('federation_ledger')
       .values(delegationToRow(d))
       .onConflict((oc) => oc.columns(['tenant_id', 'peer_url', 'local_task_id']).doNothing())
       .execute()
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('federation_ledger')
       .selectAll()
       .where('tenant_id', '=', d.tenantId)
@@ -81,16 +73,16 @@ export class FederationRepository {
 
   async save(d: Delegation): Promise<void> {
     const { id, ...rest } = delegationToRow(d)
-    await this.#db.updateTable('federation_ledger').set(rest).where('id', '=', id).execute()
+    await this.db.updateTable('federation_ledger').set(rest).where('id', '=', id).execute()
   }
 
   async get(id: string): Promise<Delegation | undefined> {
-    const row = await this.#db.selectFrom('federation_ledger').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.db.selectFrom('federation_ledger').selectAll().where('id', '=', id).executeTakeFirst()
     return row && rowToDelegation(row)
   }
 
   async list(tenantId?: string): Promise<Delegation[]> {
-    let q = this.#db.selectFrom('federation_ledger').selectAll()
+    let q = this.db.selectFrom('federation_ledger').selectAll()
     if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId)
     const rows = await q.orderBy('created_at', 'asc').execute()
     return rows.map(rowToDelegation)
@@ -102,17 +94,17 @@ export class FederationRepository {
    * follower that dies mid-poll only delays them until the lease ends.
    */
   async claimDue(now: number, leaseUntil: number, limit = 50): Promise<Delegation[]> {
-    let q = this.#db
+    let q = this.db
       .selectFrom('federation_ledger')
       .selectAll()
       .where('status', 'in', ['accepted', 'in_progress'])
       .where((eb) => eb.or([eb('next_poll_at', 'is', null), eb('next_poll_at', '<=', now)]))
       .orderBy('next_poll_at', 'asc')
       .limit(limit)
-    if (this.#engine === 'postgres') q = q.forUpdate().skipLocked()
+    if (this.engine === 'postgres') q = q.forUpdate().skipLocked()
     const rows = await q.execute()
     if (rows.length > 0) {
-      await this.#db
+      await this.db
         .updateTable('federation_ledger')
         .set({ next_poll_at: leaseUntil })
         .where('id', 'in', rows.map((r) => r.id))

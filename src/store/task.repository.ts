@@ -1,7 +1,7 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { ProgressEntry, Task, TaskComplexity, TaskScope, TaskStatus, TaskType } from '../tasks/task.js'
-import type { Database, TaskTable } from './database.js'
-import type { Engine } from './engine.js'
+import type { TaskTable } from './database.js'
+import { Repository } from './repository.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 type TaskRow = Selectable<TaskTable>
@@ -80,21 +80,13 @@ const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
   db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
 )
 
-export class TaskRepository {
-  readonly #db: Kysely<Database>
-  readonly #engine: Engine
-
-  constructor(db: Kysely<Database>, engine: Engine) {
-    this.#db = db
-    this.#engine = engine
-  }
-
+export class TaskRepository extends Repository {
   async insert(task: Task): Promise<void> {
-    await INSERT_TASK.execute(this.#db, this.#engine, taskToRow(task))
+    await INSERT_TASK.execute(this.db, this.engine, taskToRow(task))
   }
 
   async get(tenantId: string, id: string): Promise<Task | undefined> {
-    const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
+    const row = await GET_TASK.first(this.db, this.engine, tenantId, id)
     return row && rowToTask(row)
   }
 
@@ -103,8 +95,8 @@ export class TaskRepository {
    * writers of one task queue instead of failing each other's compare-and-set. SQLite serialises writers anyway.
    */
   async getForUpdate(tenantId: string, id: string): Promise<Task | undefined> {
-    let q = this.#db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
-    if (this.#engine === 'postgres') q = q.forUpdate()
+    let q = this.db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
+    if (this.engine === 'postgres') q = q.forUpdate()
     const row = await q.executeTakeFirst()
     return row && rowToTask(row)
   }
@@ -116,7 +108,7 @@ export class TaskRepository {
   async replace(next: Task, expectedVersion: number): Promise<boolean> {
     const { id, tenant_id, created_at, ...changes } = taskToRow(next)
     void created_at
-    const result = await this.#db
+    const result = await this.db
       .updateTable('tasks')
       .set(changes)
       .where('tenant_id', '=', tenant_id)
@@ -127,7 +119,7 @@ export class TaskRepository {
   }
 
   async list(query: TaskListQuery): Promise<Task[]> {
-    let q = this.#db.selectFrom('tasks').selectAll().where('tenant_id', '=', query.tenantId)
+    let q = this.db.selectFrom('tasks').selectAll().where('tenant_id', '=', query.tenantId)
     if (query.status) q = q.where('status', '=', query.status)
     if (query.role) q = q.where('role', '=', query.role)
     const after = query.after
@@ -145,7 +137,7 @@ export class TaskRepository {
    * lets concurrent claimers pass each other instead of queueing on one row; SQLite serialises writers anyway.
    */
   async nextOpenForRole(tenantId: string, role: string): Promise<Task | undefined> {
-    let q = this.#db
+    let q = this.db
       .selectFrom('tasks')
       .selectAll()
       .where('tenant_id', '=', tenantId)
@@ -155,13 +147,13 @@ export class TaskRepository {
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc')
       .limit(1)
-    if (this.#engine === 'postgres') q = q.forUpdate().skipLocked()
+    if (this.engine === 'postgres') q = q.forUpdate().skipLocked()
     const row = await q.executeTakeFirst()
     return row && rowToTask(row)
   }
 
   async countByStatus(tenantId?: string): Promise<Map<TaskStatus, number>> {
-    let q = this.#db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
+    let q = this.db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
     if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId)
     const rows = await q.groupBy('status').execute()
     // count(*) is a bigint on PostgreSQL and arrives as a string.

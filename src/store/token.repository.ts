@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { ApiToken, TokenRole } from '../auth/api-token.js'
-import type { ApiTokenTable, Database } from './database.js'
+import type { ApiTokenTable } from './database.js'
+import { Repository } from './repository.js'
 
 function rowToToken(row: Selectable<ApiTokenTable>): ApiToken {
   return {
@@ -15,15 +16,9 @@ function rowToToken(row: Selectable<ApiTokenTable>): ApiToken {
   }
 }
 
-export class TokenRepository {
-  readonly #db: Kysely<Database>
-
-  constructor(db: Kysely<Database>) {
-    this.#db = db
-  }
-
+export class TokenRepository extends Repository {
   async insert(token: ApiToken): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('api_tokens')
       .values({
         id: token.id,
@@ -39,18 +34,18 @@ export class TokenRepository {
   }
 
   async get(id: string): Promise<ApiToken | undefined> {
-    const row = await this.#db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst()
     return row && rowToToken(row)
   }
 
   async list(): Promise<ApiToken[]> {
-    const rows = await this.#db.selectFrom('api_tokens').selectAll().orderBy('created_at', 'asc').execute()
+    const rows = await this.db.selectFrom('api_tokens').selectAll().orderBy('created_at', 'asc').execute()
     return rows.map(rowToToken)
   }
 
   /** Marks the token revoked; false when no such (unrevoked) token exists. */
   async revoke(id: string, at: number): Promise<boolean> {
-    const result = await this.#db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
+    const result = await this.db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
     return Number(result.numUpdatedRows) === 1
   }
 }
