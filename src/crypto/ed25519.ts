@@ -58,16 +58,7 @@ export function generateEd25519KeyPair(): Ed25519KeyPair {
  */
 export function privateKeyFromPem(pem: string): KeyObject {
   if (typeof pem !== 'string') throw new TypeError('private key PEM must be a string')
-  if (pem.length > MAX_PEM_LENGTH || !pem.includes('-----BEGIN PRIVATE KEY-----')) {
-    throw new KeyRejected('malformed_key', 'expected a PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)')
-  }
-  let key: KeyObject
-  try {
-    key = createPrivateKey({ key: pem, format: 'pem' })
-  } catch (cause) {
-    throw new KeyRejected('malformed_key', 'private key PEM does not parse', { cause })
-  }
-  return requireEd25519(key, 'private')
+  return keyFromPem(pem, 'private')
 }
 
 /**
@@ -93,16 +84,7 @@ export function publicKeyFromPem(pem: string): KeyObject {
   if (typeof pem !== 'string') throw new TypeError('public key PEM must be a string')
   const cached = publicPemCache.get(pem)
   if (cached) return cached
-  if (pem.length > MAX_PEM_LENGTH || !pem.includes('-----BEGIN PUBLIC KEY-----') || pem.includes('PRIVATE KEY')) {
-    throw new KeyRejected('malformed_key', 'expected an SPKI PEM (-----BEGIN PUBLIC KEY-----)')
-  }
-  let key: KeyObject
-  try {
-    key = createPublicKey({ key: pem, format: 'pem' })
-  } catch (cause) {
-    throw new KeyRejected('malformed_key', 'public key PEM does not parse', { cause })
-  }
-  requireEd25519(key, 'public')
+  const key = keyFromPem(pem, 'public')
   if (publicPemCache.size >= PUBLIC_PEM_CACHE_SIZE) {
     const oldest = publicPemCache.keys().next()
     if (!oldest.done) publicPemCache.delete(oldest.value)
@@ -232,6 +214,27 @@ export function assertEd25519KeyObject(key: unknown, type?: 'public' | 'private'
     throw new TypeError('expected an Ed25519 KeyObject')
   }
   if (type !== undefined && key.type !== type) throw new TypeError(`expected an Ed25519 ${type} KeyObject`)
+}
+
+const PEM_FORMATS = {
+  private: { name: 'a PKCS#8 PEM', begin: '-----BEGIN PRIVATE KEY-----', parse: createPrivateKey },
+  public: { name: 'an SPKI PEM', begin: '-----BEGIN PUBLIC KEY-----', parse: createPublicKey },
+} as const
+
+/** The Ed25519 key of `type` in `pem`; anything else in it is refused before or after OpenSSL parses it. */
+function keyFromPem(pem: string, type: 'public' | 'private'): KeyObject {
+  const format = PEM_FORMATS[type]
+  // A private-key PEM is refused as a public one (see publicKeyFromPem).
+  if (pem.length > MAX_PEM_LENGTH || !pem.includes(format.begin) || (type === 'public' && pem.includes('PRIVATE KEY'))) {
+    throw new KeyRejected('malformed_key', `expected ${format.name} (${format.begin})`)
+  }
+  let key: KeyObject
+  try {
+    key = format.parse({ key: pem, format: 'pem' })
+  } catch (cause) {
+    throw new KeyRejected('malformed_key', `${type} key PEM does not parse`, { cause })
+  }
+  return requireEd25519(key, type)
 }
 
 function requireEd25519(key: KeyObject, type: 'public' | 'private'): KeyObject {

@@ -1,58 +1,56 @@
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { A2AArtifact, ArtifactUsage, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, InboundKey, MessageDirection, Peer } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
-import type { A2AMessageTable, A2ATaskTable, Database, FederatedInboundTable } from './database.js'
-import type { Engine } from './engine.js'
-import { ReusableInsert, ReusableQuery } from './reusable-query.js'
+import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
+import { Repository } from './repository.js'
+import { type Conversion, flag, integer, json, member, nullable, rowMapping } from './row-mapping.js'
+import { ReusableQuery } from './reusable-query.js'
+import { TenantRows } from './tenant-rows.js'
 
-function rowToA2ATask(row: Selectable<A2ATaskTable>): A2ATaskRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    bernsteinTaskId: row.bernstein_task_id,
-    sender: row.sender,
-    message: row.message,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    receipt: row.receipt === null ? null : (JSON.parse(row.receipt) as Record<string, unknown>),
-    receiptKind: row.receipt_kind === 'acceptance' || row.receipt_kind === 'completion' ? row.receipt_kind : null,
-  }
+const receiptKind: Conversion<A2ATaskRecord['receiptKind'], string | null> = {
+  read: (kind) => (kind === 'acceptance' || kind === 'completion' ? kind : null),
+  write: (kind) => kind,
 }
 
-function rowToMessage(row: Selectable<A2AMessageTable>): A2AMessage {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    sender: row.sender,
-    recipient: row.recipient,
-    content: row.content,
-    taskId: row.task_id,
-    direction: row.direction as MessageDirection,
-    delivered: Number(row.delivered) === 1,
-    externalEndpoint: row.external_endpoint,
-    createdAt: Number(row.created_at),
-  }
-}
+const A2A_TASK = rowMapping<A2ATaskRecord, Selectable<A2ATaskTable>>()({
+  id: 'id',
+  tenantId: 'tenant_id',
+  bernsteinTaskId: 'bernstein_task_id',
+  sender: 'sender',
+  message: 'message',
+  createdAt: ['created_at', integer],
+  updatedAt: ['updated_at', integer],
+  receipt: ['receipt', nullable(json<Readonly<Record<string, unknown>>>())],
+  receiptKind: ['receipt_kind', receiptKind],
+})
 
-function rowToInbound(row: Selectable<FederatedInboundTable>): FederatedInbound {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    peerName: row.peer_name,
-    senderKey: row.sender_key,
-    remoteTaskId: row.remote_task_id,
-    taskId: row.task_id,
-    a2aTaskId: row.a2a_task_id,
-    message: row.message,
-    role: row.role,
-    createdAt: Number(row.created_at),
-  }
-}
+const MESSAGE = rowMapping<A2AMessage, Selectable<A2AMessageTable>>()({
+  id: 'id',
+  tenantId: 'tenant_id',
+  sender: 'sender',
+  recipient: 'recipient',
+  content: 'content',
+  taskId: 'task_id',
+  direction: ['direction', member<MessageDirection>()],
+  delivered: ['delivered', flag],
+  externalEndpoint: 'external_endpoint',
+  createdAt: ['created_at', integer],
+})
 
-const INSERT_TASK = new ReusableInsert<Selectable<A2ATaskTable>>('a2a_tasks')
-const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
-  db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
-)
+const INBOUND = rowMapping<FederatedInbound, Selectable<FederatedInboundTable>>()({
+  id: 'id',
+  tenantId: 'tenant_id',
+  peerName: 'peer_name',
+  senderKey: 'sender_key',
+  remoteTaskId: 'remote_task_id',
+  taskId: 'task_id',
+  a2aTaskId: 'a2a_task_id',
+  message: 'message',
+  role: 'role',
+  createdAt: ['created_at', integer],
+})
+
+const A2A_TASKS = new TenantRows('a2a_tasks', A2A_TASK)
 /**
  * The A2A task, the two columns of its linked task that its response needs, and its artifacts, in one statement:
  * one row per artifact (one row when it has none).
@@ -84,32 +82,13 @@ function toArtifact(r: { name: string; content_type: string; data: string; creat
   return { name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }
 }
 
-export class A2ARepository {
-  readonly #db: Kysely<Database>
-  readonly #engine: Engine
-
-  constructor(db: Kysely<Database>, engine: Engine) {
-    this.#db = db
-    this.#engine = engine
-  }
-
+export class A2ARepository extends Repository {
   async insertTask(task: A2ATaskRecord): Promise<void> {
-    await INSERT_TASK.execute(this.#db, this.#engine, {
-      id: task.id,
-      tenant_id: task.tenantId,
-      bernstein_task_id: task.bernsteinTaskId,
-      sender: task.sender,
-      message: task.message,
-      created_at: task.createdAt,
-      updated_at: task.updatedAt,
-      receipt: task.receipt === null ? null : JSON.stringify(task.receipt),
-      receipt_kind: task.receiptKind,
-    })
+    await A2A_TASKS.insert(this.db, this.engine, task)
   }
 
   async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
-    const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
-    return row && rowToA2ATask(row)
+    return A2A_TASKS.get(this.db, this.engine, tenantId, id)
   }
 
   /**
@@ -117,7 +96,7 @@ export class A2ARepository {
    * response: one statement, so they all come from one snapshot (separate reads could straddle a write).
    */
   async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {
-    const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.#db, this.#engine, tenantId, id)
+    const { rows } = await GET_TASK_WITH_LINKED_STATE.execute(this.db, this.engine, tenantId, id)
     const first = rows[0]
     if (first === undefined) return undefined
     const artifacts: A2AArtifact[] = []
@@ -126,24 +105,24 @@ export class A2ARepository {
       artifacts.push(toArtifact({ name: r.artifact_name as string, content_type: r.artifact_content_type as string, data: r.artifact_data as string, created_at: r.artifact_created_at as number }))
     }
     return {
-      record: rowToA2ATask(first),
+      record: A2A_TASK.toDomain(first),
       linked: first.linked_status === null || first.linked_updated_at === null ? undefined : { status: first.linked_status as TaskStatus, updatedAt: Number(first.linked_updated_at) },
       artifacts,
     }
   }
 
   async findByBernsteinTask(tenantId: string, bernsteinTaskId: string): Promise<A2ATaskRecord[]> {
-    const rows = await this.#db
+    const rows = await this.db
       .selectFrom('a2a_tasks')
       .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('bernstein_task_id', '=', bernsteinTaskId)
       .execute()
-    return rows.map(rowToA2ATask)
+    return rows.map(A2A_TASK.toDomain)
   }
 
   async setReceipt(id: string, receipt: Readonly<Record<string, unknown>>, kind: 'acceptance' | 'completion', updatedAt: number): Promise<void> {
-    await this.#db
+    await this.db
       .updateTable('a2a_tasks')
       .set({ receipt: JSON.stringify(receipt), receipt_kind: kind, updated_at: updatedAt })
       .where('id', '=', id)
@@ -151,11 +130,11 @@ export class A2ARepository {
   }
 
   async touch(id: string, updatedAt: number): Promise<void> {
-    await this.#db.updateTable('a2a_tasks').set({ updated_at: updatedAt }).where('id', '=', id).execute()
+    await this.db.updateTable('a2a_tasks').set({ updated_at: updatedAt }).where('id', '=', id).execute()
   }
 
   async addArtifact(a2aTaskId: string, artifact: A2AArtifact): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('a2a_artifacts')
       .values({
         a2a_task_id: a2aTaskId,
@@ -170,10 +149,10 @@ export class A2ARepository {
   /** How many artifacts the task has and the UTF-8 bytes of their names and data, without reading them. */
   async artifactUsage(a2aTaskId: string): Promise<ArtifactUsage> {
     const bytes =
-      this.#engine === 'postgres'
+      this.engine === 'postgres'
         ? sql<string | number>`coalesce(sum(octet_length(name) + octet_length(data)), 0)`
         : sql<number>`coalesce(sum(length(cast(name as blob)) + length(cast(data as blob))), 0)`
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('a2a_artifacts')
       .select((eb) => [eb.fn.countAll<string | number>().as('count'), bytes.as('bytes')])
       .where('a2a_task_id', '=', a2aTaskId)
@@ -182,33 +161,19 @@ export class A2ARepository {
   }
 
   async artifacts(a2aTaskId: string): Promise<A2AArtifact[]> {
-    const { rows } = await ARTIFACTS.execute(this.#db, this.#engine, a2aTaskId)
+    const { rows } = await ARTIFACTS.execute(this.db, this.engine, a2aTaskId)
     return rows.map(toArtifact)
   }
 
   async insertMessage(message: A2AMessage): Promise<void> {
-    await this.#db
-      .insertInto('a2a_messages')
-      .values({
-        id: message.id,
-        tenant_id: message.tenantId,
-        sender: message.sender,
-        recipient: message.recipient,
-        content: message.content,
-        task_id: message.taskId,
-        direction: message.direction,
-        delivered: message.delivered ? 1 : 0,
-        external_endpoint: message.externalEndpoint,
-        created_at: message.createdAt,
-      })
-      .execute()
+    await this.db.insertInto('a2a_messages').values(MESSAGE.toRow(message)).execute()
   }
 
   async messages(tenantId: string, taskId?: string): Promise<A2AMessage[]> {
-    let q = this.#db.selectFrom('a2a_messages').selectAll().where('tenant_id', '=', tenantId)
+    let q = this.db.selectFrom('a2a_messages').selectAll().where('tenant_id', '=', tenantId)
     if (taskId !== undefined) q = q.where('task_id', '=', taskId)
     const rows = await q.orderBy('created_at', 'asc').execute()
-    return rows.map(rowToMessage)
+    return rows.map(MESSAGE.toDomain)
   }
 
   /**
@@ -216,27 +181,16 @@ export class A2ARepository {
    * true when this call inserted it. The unique constraint decides, so concurrent duplicates cannot both win.
    */
   async insertInboundIfNew(inbound: FederatedInbound): Promise<boolean> {
-    const result = await this.#db
+    const result = await this.db
       .insertInto('federated_inbound')
-      .values({
-        id: inbound.id,
-        tenant_id: inbound.tenantId,
-        peer_name: inbound.peerName,
-        sender_key: inbound.senderKey,
-        remote_task_id: inbound.remoteTaskId,
-        task_id: inbound.taskId,
-        a2a_task_id: inbound.a2aTaskId,
-        message: inbound.message,
-        role: inbound.role,
-        created_at: inbound.createdAt,
-      })
+      .values(INBOUND.toRow(inbound))
       .onConflict((oc) => oc.columns(['tenant_id', 'peer_name', 'sender_key', 'remote_task_id']).doNothing())
       .executeTakeFirst()
     return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
   }
 
   async getInbound(key: InboundKey): Promise<FederatedInbound | undefined> {
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('federated_inbound')
       .selectAll()
       .where('tenant_id', '=', key.tenantId)
@@ -244,11 +198,11 @@ export class A2ARepository {
       .where('sender_key', '=', key.senderKey)
       .where('remote_task_id', '=', key.remoteTaskId)
       .executeTakeFirst()
-    return row && rowToInbound(row)
+    return row && INBOUND.toDomain(row)
   }
 
   async countInbound(tenantId: string): Promise<number> {
-    const row = await this.#db
+    const row = await this.db
       .selectFrom('federated_inbound')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('tenant_id', '=', tenantId)
@@ -258,7 +212,7 @@ export class A2ARepository {
 
   /** Registers or refreshes a peer (Bernstein registers unknown senders on first contact). */
   async upsertPeer(peer: Peer): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('peers')
       .values({
         tenant_id: peer.tenantId,
@@ -273,7 +227,7 @@ export class A2ARepository {
   }
 
   async countPeers(): Promise<number> {
-    const row = await this.#db.selectFrom('peers').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+    const row = await this.db.selectFrom('peers').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
     return Number(row.n)
   }
 }

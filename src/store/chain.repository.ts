@@ -1,6 +1,6 @@
-import type { Kysely, Selectable } from 'kysely'
-import type { ChainEntryTable, Database } from './database.js'
-import type { Engine } from './engine.js'
+import type { Selectable } from 'kysely'
+import type { ChainEntryTable } from './database.js'
+import { Repository } from './repository.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 /** A stored chain line and its position (1-based). */
@@ -58,29 +58,21 @@ const APPEND_AND_MOVE_HEAD = new ReusableQuery(
  * Append-only chains. Callers append inside a transaction after `lockHead`, which on PostgreSQL takes the
  * head row's lock (`FOR UPDATE`), so appends from several processes queue instead of forking the chain.
  */
-export class ChainRepository {
-  readonly #db: Kysely<Database>
-  readonly #engine: Engine
-
-  constructor(db: Kysely<Database>, engine: Engine) {
-    this.#db = db
-    this.#engine = engine
-  }
-
+export class ChainRepository extends Repository {
   /** The chain's head, locked for this transaction; created empty (`genesis`) on first use. */
   async lockHead(chain: string, genesis: string): Promise<ChainHead> {
     // The head row exists for every chain but the newest, so it is read (and locked) first; only a missing one is
     // created, by whichever transaction gets there first, and then read again under the lock.
     const existing = await this.#selectHead(chain)
     if (existing !== undefined) return existing
-    await this.#db.insertInto('chain_heads').values({ chain, head_hash: genesis, length: 0 }).onConflict((oc) => oc.column('chain').doNothing()).execute()
+    await this.db.insertInto('chain_heads').values({ chain, head_hash: genesis, length: 0 }).onConflict((oc) => oc.column('chain').doNothing()).execute()
     const created = await this.#selectHead(chain)
     if (created === undefined) throw new Error(`chain head '${chain}' vanished while it was being created`)
     return created
   }
 
-  async #selectHead(chain: string, query = this.#engine === 'postgres' ? SELECT_HEAD_FOR_UPDATE : SELECT_HEAD): Promise<ChainHead | undefined> {
-    const row = await query.first(this.#db, this.#engine, chain)
+  async #selectHead(chain: string, query = this.engine === 'postgres' ? SELECT_HEAD_FOR_UPDATE : SELECT_HEAD): Promise<ChainHead | undefined> {
+    const row = await query.first(this.db, this.engine, chain)
     return row && { headHash: row.head_hash, length: Number(row.length) }
   }
 
@@ -92,17 +84,17 @@ export class ChainRepository {
   /** Appends after a `lockHead` in the same transaction; `previous` is what `lockHead` returned. */
   async append(chain: string, previous: ChainHead, entry: Omit<ChainLine, 'position'>): Promise<number> {
     const position = previous.length + 1
-    if (this.#engine === 'postgres') {
-      await APPEND_AND_MOVE_HEAD.execute(this.#db, this.#engine, chain, position, entry.entryHash, entry.ticketId, entry.trackerName, entry.line)
+    if (this.engine === 'postgres') {
+      await APPEND_AND_MOVE_HEAD.execute(this.db, this.engine, chain, position, entry.entryHash, entry.ticketId, entry.trackerName, entry.line)
       return position
     }
-    await INSERT_ENTRY.execute(this.#db, this.#engine, { chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
-    await UPDATE_HEAD.execute(this.#db, this.#engine, chain, entry.entryHash, position)
+    await INSERT_ENTRY.execute(this.db, this.engine, { chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
+    await UPDATE_HEAD.execute(this.db, this.engine, chain, entry.entryHash, position)
     return position
   }
 
   async list(query: ChainListQuery): Promise<ChainLine[]> {
-    let q = this.#db.selectFrom('chain_entries').select(['position', 'entry_hash', 'ticket_id', 'tracker_name', 'line']).where('chain', '=', query.chain)
+    let q = this.db.selectFrom('chain_entries').select(['position', 'entry_hash', 'ticket_id', 'tracker_name', 'line']).where('chain', '=', query.chain)
     if (query.ticketId !== undefined) q = q.where('ticket_id', '=', query.ticketId)
     if (query.trackerName !== undefined) q = q.where('tracker_name', '=', query.trackerName)
     if (query.afterPosition !== undefined) q = q.where('position', '>', query.afterPosition)

@@ -1,70 +1,39 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { ProgressEntry, Task, TaskComplexity, TaskScope, TaskStatus, TaskType } from '../tasks/task.js'
-import type { Database, TaskTable } from './database.js'
-import type { Engine } from './engine.js'
-import { ReusableInsert, ReusableQuery } from './reusable-query.js'
+import type { TaskTable } from './database.js'
+import { Repository } from './repository.js'
+import { integer, json, member, nullable, rowMapping } from './row-mapping.js'
+import { TenantRows } from './tenant-rows.js'
 
 type TaskRow = Selectable<TaskTable>
 
-function rowToTask(row: TaskRow): Task {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    title: row.title,
-    description: row.description,
-    role: row.role,
-    priority: Number(row.priority),
-    scope: row.scope as TaskScope,
-    complexity: row.complexity as TaskComplexity,
-    estimatedMinutes: Number(row.estimated_minutes),
-    status: row.status as TaskStatus,
-    taskType: row.task_type as TaskType,
-    dependsOn: JSON.parse(row.depends_on) as string[],
-    parentTaskId: row.parent_task_id,
-    ownedFiles: JSON.parse(row.owned_files) as string[],
-    assignedAgent: row.assigned_agent,
-    resultSummary: row.result_summary,
-    terminalReason: row.terminal_reason,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    claimedAt: row.claimed_at === null ? null : Number(row.claimed_at),
-    completedAt: row.completed_at === null ? null : Number(row.completed_at),
-    closedAt: row.closed_at === null ? null : Number(row.closed_at),
-    progressLog: JSON.parse(row.progress_log) as ProgressEntry[],
-    version: Number(row.version),
-  }
-}
-
-function taskToRow(task: Task): TaskRow {
-  return {
-    id: task.id,
-    tenant_id: task.tenantId,
-    title: task.title,
-    description: task.description,
-    role: task.role,
-    priority: task.priority,
-    scope: task.scope,
-    complexity: task.complexity,
-    estimated_minutes: task.estimatedMinutes,
-    status: task.status,
-    task_type: task.taskType,
-    depends_on: JSON.stringify(task.dependsOn),
-    parent_task_id: task.parentTaskId,
-    owned_files: JSON.stringify(task.ownedFiles),
-    assigned_agent: task.assignedAgent,
-    result_summary: task.resultSummary,
-    terminal_reason: task.terminalReason,
-    metadata: JSON.stringify(task.metadata),
-    created_at: task.createdAt,
-    updated_at: task.updatedAt,
-    claimed_at: task.claimedAt,
-    completed_at: task.completedAt,
-    closed_at: task.closedAt,
-    progress_log: JSON.stringify(task.progressLog),
-    version: task.version,
-  }
-}
+const TASK = rowMapping<Task, TaskRow>()({
+  id: 'id',
+  tenantId: 'tenant_id',
+  title: 'title',
+  description: 'description',
+  role: 'role',
+  priority: ['priority', integer],
+  scope: ['scope', member<TaskScope>()],
+  complexity: ['complexity', member<TaskComplexity>()],
+  estimatedMinutes: ['estimated_minutes', integer],
+  status: ['status', member<TaskStatus>()],
+  taskType: ['task_type', member<TaskType>()],
+  dependsOn: ['depends_on', json<readonly string[]>()],
+  parentTaskId: 'parent_task_id',
+  ownedFiles: ['owned_files', json<readonly string[]>()],
+  assignedAgent: 'assigned_agent',
+  resultSummary: 'result_summary',
+  terminalReason: 'terminal_reason',
+  metadata: ['metadata', json<Readonly<Record<string, unknown>>>()],
+  createdAt: ['created_at', integer],
+  updatedAt: ['updated_at', integer],
+  claimedAt: ['claimed_at', nullable(integer)],
+  completedAt: ['completed_at', nullable(integer)],
+  closedAt: ['closed_at', nullable(integer)],
+  progressLog: ['progress_log', json<readonly ProgressEntry[]>()],
+  version: ['version', integer],
+})
 
 export interface TaskListQuery {
   readonly tenantId: string
@@ -75,27 +44,15 @@ export interface TaskListQuery {
   readonly after?: { readonly createdAt: number; readonly id: string }
 }
 
-const INSERT_TASK = new ReusableInsert<TaskRow>('tasks')
-const GET_TASK = new ReusableQuery(2, (db, tenantId: string, id: string) =>
-  db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
-)
+const TASKS = new TenantRows('tasks', TASK)
 
-export class TaskRepository {
-  readonly #db: Kysely<Database>
-  readonly #engine: Engine
-
-  constructor(db: Kysely<Database>, engine: Engine) {
-    this.#db = db
-    this.#engine = engine
-  }
-
+export class TaskRepository extends Repository {
   async insert(task: Task): Promise<void> {
-    await INSERT_TASK.execute(this.#db, this.#engine, taskToRow(task))
+    await TASKS.insert(this.db, this.engine, task)
   }
 
   async get(tenantId: string, id: string): Promise<Task | undefined> {
-    const row = await GET_TASK.first(this.#db, this.#engine, tenantId, id)
-    return row && rowToTask(row)
+    return TASKS.get(this.db, this.engine, tenantId, id)
   }
 
   /**
@@ -103,10 +60,10 @@ export class TaskRepository {
    * writers of one task queue instead of failing each other's compare-and-set. SQLite serialises writers anyway.
    */
   async getForUpdate(tenantId: string, id: string): Promise<Task | undefined> {
-    let q = this.#db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
-    if (this.#engine === 'postgres') q = q.forUpdate()
+    let q = this.db.selectFrom('tasks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
+    if (this.engine === 'postgres') q = q.forUpdate()
     const row = await q.executeTakeFirst()
-    return row && rowToTask(row)
+    return row && TASK.toDomain(row)
   }
 
   /**
@@ -114,9 +71,9 @@ export class TaskRepository {
    * another writer got there first; the caller reports a conflict instead of overwriting.
    */
   async replace(next: Task, expectedVersion: number): Promise<boolean> {
-    const { id, tenant_id, created_at, ...changes } = taskToRow(next)
+    const { id, tenant_id, created_at, ...changes } = TASK.toRow(next)
     void created_at
-    const result = await this.#db
+    const result = await this.db
       .updateTable('tasks')
       .set(changes)
       .where('tenant_id', '=', tenant_id)
@@ -127,7 +84,7 @@ export class TaskRepository {
   }
 
   async list(query: TaskListQuery): Promise<Task[]> {
-    let q = this.#db.selectFrom('tasks').selectAll().where('tenant_id', '=', query.tenantId)
+    let q = this.db.selectFrom('tasks').selectAll().where('tenant_id', '=', query.tenantId)
     if (query.status) q = q.where('status', '=', query.status)
     if (query.role) q = q.where('role', '=', query.role)
     const after = query.after
@@ -137,7 +94,7 @@ export class TaskRepository {
       )
     }
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute()
-    return rows.map(rowToTask)
+    return rows.map(TASK.toDomain)
   }
 
   /**
@@ -145,7 +102,7 @@ export class TaskRepository {
    * lets concurrent claimers pass each other instead of queueing on one row; SQLite serialises writers anyway.
    */
   async nextOpenForRole(tenantId: string, role: string): Promise<Task | undefined> {
-    let q = this.#db
+    let q = this.db
       .selectFrom('tasks')
       .selectAll()
       .where('tenant_id', '=', tenantId)
@@ -155,13 +112,13 @@ export class TaskRepository {
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc')
       .limit(1)
-    if (this.#engine === 'postgres') q = q.forUpdate().skipLocked()
+    if (this.engine === 'postgres') q = q.forUpdate().skipLocked()
     const row = await q.executeTakeFirst()
-    return row && rowToTask(row)
+    return row && TASK.toDomain(row)
   }
 
   async countByStatus(tenantId?: string): Promise<Map<TaskStatus, number>> {
-    let q = this.#db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
+    let q = this.db.selectFrom('tasks').select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
     if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId)
     const rows = await q.groupBy('status').execute()
     // count(*) is a bigint on PostgreSQL and arrives as a string.

@@ -1,56 +1,38 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { ApiToken, TokenRole } from '../auth/api-token.js'
-import type { ApiTokenTable, Database } from './database.js'
+import type { ApiTokenTable } from './database.js'
+import { Repository } from './repository.js'
+import { integer, member, nullable, rowMapping } from './row-mapping.js'
 
-function rowToToken(row: Selectable<ApiTokenTable>): ApiToken {
-  return {
-    id: row.id,
-    secretHash: row.secret_hash,
-    role: row.role as TokenRole,
-    tenantId: row.tenant_id,
-    label: row.label,
-    createdAt: Number(row.created_at),
-    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
-  }
-}
+const TOKEN = rowMapping<ApiToken, Selectable<ApiTokenTable>>()({
+  id: 'id',
+  secretHash: 'secret_hash',
+  role: ['role', member<TokenRole>()],
+  tenantId: 'tenant_id',
+  label: 'label',
+  createdAt: ['created_at', integer],
+  expiresAt: ['expires_at', nullable(integer)],
+  revokedAt: ['revoked_at', nullable(integer)],
+})
 
-export class TokenRepository {
-  readonly #db: Kysely<Database>
-
-  constructor(db: Kysely<Database>) {
-    this.#db = db
-  }
-
+export class TokenRepository extends Repository {
   async insert(token: ApiToken): Promise<void> {
-    await this.#db
-      .insertInto('api_tokens')
-      .values({
-        id: token.id,
-        secret_hash: token.secretHash,
-        role: token.role,
-        tenant_id: token.tenantId,
-        label: token.label,
-        created_at: token.createdAt,
-        expires_at: token.expiresAt,
-        revoked_at: token.revokedAt,
-      })
-      .execute()
+    await this.db.insertInto('api_tokens').values(TOKEN.toRow(token)).execute()
   }
 
   async get(id: string): Promise<ApiToken | undefined> {
-    const row = await this.#db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && rowToToken(row)
+    const row = await this.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && TOKEN.toDomain(row)
   }
 
   async list(): Promise<ApiToken[]> {
-    const rows = await this.#db.selectFrom('api_tokens').selectAll().orderBy('created_at', 'asc').execute()
-    return rows.map(rowToToken)
+    const rows = await this.db.selectFrom('api_tokens').selectAll().orderBy('created_at', 'asc').execute()
+    return rows.map(TOKEN.toDomain)
   }
 
   /** Marks the token revoked; false when no such (unrevoked) token exists. */
   async revoke(id: string, at: number): Promise<boolean> {
-    const result = await this.#db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
+    const result = await this.db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
     return Number(result.numUpdatedRows) === 1
   }
 }
