@@ -33,7 +33,11 @@ const pinned = process.env['RECEIPT_FINGERPRINT']
 const verify: ReceiptTrust = pinned ? { trustedFingerprints: [pinned] } : { jwks: await (await fetch(`${baseUrl}/.well-known/agent.json/keys`)).json() }
 
 const [result] = await Promise.all([
-  sendAndWait(client, { sender: 'peer-agent@globex', message: 'Fix the flaky login test', role }, { initialDelayMs: 100, maxDelayMs: 1_000, timeoutMs: 30_000, verify }),
+  sendAndWait(
+    client,
+    { sender: 'peer-agent@globex', message: 'Fix the flaky login test', role },
+    { initialDelayMs: 100, maxDelayMs: 1_000, timeoutMs: 30_000, verify },
+  ),
   work(),
 ])
 if (!result.ok) throw new Error(`no result: ${result.reason} ${result.httpStatus ?? ''} ${JSON.stringify(result.error)}`)

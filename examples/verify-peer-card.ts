@@ -24,7 +24,9 @@ const verdict = await fetchAndVerifyPeerCard(peer, {
 })
 if (verdict.ok) {
   const { card } = verdict.card
-  console.log(`trusted: ${card.issuer} (${verdict.fingerprint}), cost cap ${card.policies.cost_cap_usd} USD, ${card.policies.redaction_tier} redaction, ${card.policies.sandbox_profile} sandbox`)
+  console.log(
+    `trusted: ${card.issuer} (${verdict.fingerprint}), cost cap ${card.policies.cost_cap_usd} USD, ${card.policies.redaction_tier} redaction, ${card.policies.sandbox_profile} sandbox`,
+  )
 } else {
   console.log(`refused: ${verdict.reason}: ${verdict.detail}`)
   process.exitCode = 1

@@ -165,7 +165,9 @@ interface Bernsteins {
 
 async function startBernsteins(command: ServerCommand, db: BenchDatabase | null, withNormal: boolean): Promise<Bernsteins> {
   const sqlite = await started(startBernstein({ name: 'bernstein-a2a sqlite', command, dataDir: tempDir('sqlite') }))
-  const normal = withNormal ? await started(startBernstein({ name: 'bernstein-a2a sqlite NORMAL', command, dataDir: tempDir('normal'), sqliteSynchronous: 'normal' })) : undefined
+  const normal = withNormal
+    ? await started(startBernstein({ name: 'bernstein-a2a sqlite NORMAL', command, dataDir: tempDir('normal'), sqliteSynchronous: 'normal' }))
+    : undefined
   const postgres = db ? await started(startBernstein({ name: 'bernstein-a2a postgres', command, dataDir: tempDir('pg'), databaseUrl: db.url })) : undefined
   return { sqlite, ...(normal && { normal }), ...(postgres && { postgres }) }
 }
@@ -206,7 +208,12 @@ async function getCase(command: ServerCommand, db: BenchDatabase | null, setting
     const sdkIds = await createMany(
       sdk.url,
       precreate,
-      { method: 'POST', path: '/', headers: { 'content-type': 'application/json', 'a2a-version': '1.0' }, setupRequest: (r) => ({ ...r, body: sendMessageBody(`pre-${++seq}`) }) },
+      {
+        method: 'POST',
+        path: '/',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+        setupRequest: (r) => ({ ...r, body: sendMessageBody(`pre-${++seq}`) }),
+      },
       sdkTaskId,
       c,
     )
@@ -251,7 +258,12 @@ async function lifecycleCase(command: ServerCommand, db: BenchDatabase | null, s
   }
 }
 
-async function scaleCase(command: ServerCommand, settings: Settings, sizes: readonly number[], budget: number): Promise<{ summary: CaseSummary; seeded: Record<string, number> }> {
+async function scaleCase(
+  command: ServerCommand,
+  settings: Settings,
+  sizes: readonly number[],
+  budget: number,
+): Promise<{ summary: CaseSummary; seeded: Record<string, number> }> {
   log('\n# seeding stores for: GET latency by store size')
   const seeded: Record<string, number> = {}
   const prepared: { label: string; dataDir: string; ids: string[] }[] = []
@@ -286,7 +298,9 @@ async function main(): Promise<void> {
   const { settings } = options
   const startedAt = new Date()
   const load = loadavg()
-  log(`bernstein-a2a benchmark (${options.quick ? 'quick' : 'full'}): ${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} round(s), warm-up ${settings.warmup} s`)
+  log(
+    `bernstein-a2a benchmark (${options.quick ? 'quick' : 'full'}): ${settings.connections} connections, ${settings.duration} s per run, ${settings.rounds} round(s), warm-up ${settings.warmup} s`,
+  )
   const compiled = options.build ? build() : true
   const command = bernsteinCommand(compiled)
   log(`bernstein-a2a runs as: node ${command.args.map((a) => a.replace(ROOT + '/', '')).join(' ')}`)
@@ -332,7 +346,14 @@ async function main(): Promise<void> {
   notes.push('autocannon runs in the harness process on the same machine, so every system shares the cores with its load generator.')
   for (const [label, n] of Object.entries(seeded)) notes.push(`GET by store size: ${n} task pairs stored for "${label}".`)
   const readyMedian = median(ready.wall)
-  const startup = { readyMs: ready.wall, medianMs: readyMedian, cpuMs: ready.cpu, medianCpuMs: median(ready.cpu), referenceMs: ready.reference, referenceMedianMs: median(ready.reference) }
+  const startup = {
+    readyMs: ready.wall,
+    medianMs: readyMedian,
+    cpuMs: ready.cpu,
+    medianCpuMs: median(ready.cpu),
+    referenceMs: ready.reference,
+    referenceMedianMs: median(ready.reference),
+  }
   const { ratios, targets } = ratiosAndTargets(cases, micro, startup, options.only.has('scale') ? options.sizes : [])
   const report: Report = {
     generatedAt: startedAt.toISOString(),

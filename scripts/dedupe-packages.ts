@@ -24,7 +24,9 @@ export function packageCopies(nodeModules: string): Map<string, string[]> {
     for (const entry of readdirSync(modulesDir, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue
       const dirs = entry.name.startsWith('@')
-        ? readdirSync(join(modulesDir, entry.name), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(modulesDir, entry.name, e.name))
+        ? readdirSync(join(modulesDir, entry.name), { withFileTypes: true })
+            .filter((e) => e.isDirectory())
+            .map((e) => join(modulesDir, entry.name, e.name))
         : [join(modulesDir, entry.name)]
       for (const dir of dirs) {
         const manifest = readManifest(dir)
@@ -42,7 +44,10 @@ export function packageCopies(nodeModules: string): Map<string, string[]> {
   const byKey = new Map<string, string[]>()
   for (const [key, copies] of found) {
     copies.sort((a, b) => a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
-    byKey.set(key, copies.map((c) => c.dir))
+    byKey.set(
+      key,
+      copies.map((c) => c.dir),
+    )
   }
   return byKey
 }
@@ -76,7 +81,12 @@ export function dedupePackages(nodeModules: string): Plugin {
       // Bare specifiers only (relative imports stay inside whichever copy their importer is, the canonical one).
       build.onResolve({ filter: /^[^./]/ }, async (args) => {
         if ((args.pluginData as { deduping?: true } | undefined)?.deduping) return undefined
-        const resolved = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { deduping: true } })
+        const resolved = await build.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: { deduping: true },
+        })
         if (resolved.errors.length > 0 || resolved.external || resolved.namespace !== 'file') return undefined
         const dir = packageDirOf(resolved.path)
         const canonical = dir === null ? undefined : canonicalDir.get(dir)

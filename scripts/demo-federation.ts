@@ -119,7 +119,11 @@ async function call(o: Org, method: string, path: string, token: string | null, 
   const send = (): Promise<Response> =>
     fetch(`${url(o)}${path}`, {
       method,
-      headers: { accept: 'application/json', ...(token !== null && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: {
+        accept: 'application/json',
+        ...(token !== null && { authorization: `Bearer ${token}` }),
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
       ...(body !== undefined && { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(30_000),
     })
@@ -156,8 +160,17 @@ async function startOrg(o: Org, displayed: Record<string, string>): Promise<void
   const body = (card.json['card'] ?? {}) as { issuer?: string; policies?: unknown; public_key_pem?: string }
   // What operators pin: the SHA-256 of the card's raw Ed25519 key, as the CLI computes it.
   o.fingerprint = keyFingerprint(body.public_key_pem ?? '')
-  say.http('GET', `${o.node.url}/.well-known/a2a-capability-card.json`, 'public', `${card.status}, issuer ${str(body.issuer)}, policies ${JSON.stringify(body.policies)}`)
-  say.check(card.status === 200 && body.issuer === o.name, `${o.label}'s capability-card key fingerprint: ${o.fingerprint}`, `status ${card.status}, issuer ${str(body.issuer)}`)
+  say.http(
+    'GET',
+    `${o.node.url}/.well-known/a2a-capability-card.json`,
+    'public',
+    `${card.status}, issuer ${str(body.issuer)}, policies ${JSON.stringify(body.policies)}`,
+  )
+  say.check(
+    card.status === 200 && body.issuer === o.name,
+    `${o.label}'s capability-card key fingerprint: ${o.fingerprint}`,
+    `status ${card.status}, issuer ${str(body.issuer)}`,
+  )
 }
 
 /** Polls A's task until its follower has settled it. */
@@ -172,7 +185,14 @@ async function waitForSettled(taskId: string, timeoutMs: number): Promise<Answer
 
 interface ChainEntry {
   readonly line: string
-  readonly entry: { tracker_name: string; action: string; actor: { session_id: string }; entry_hash: string; output_blob_hash: string; etag_after: string | null }
+  readonly entry: {
+    tracker_name: string
+    action: string
+    actor: { session_id: string }
+    entry_hash: string
+    output_blob_hash: string
+    etag_after: string | null
+  }
 }
 
 interface Chain {
@@ -188,7 +208,12 @@ async function chainOf(o: Org, ticketId: string): Promise<Chain> {
 }
 
 function showChain(o: Org, chain: Chain): void {
-  say.http('GET', `/lineage/tracker-audit?ticket_id=${chain.ticketId}`, `${o.label}, operator token`, `${chain.status}, ${plural(chain.page.length, 'entry', 'entries')}`)
+  say.http(
+    'GET',
+    `/lineage/tracker-audit?ticket_id=${chain.ticketId}`,
+    `${o.label}, operator token`,
+    `${chain.status}, ${plural(chain.page.length, 'entry', 'entries')}`,
+  )
   for (const [i, { entry: e }] of chain.page.entries()) {
     say.note(`${i + 1}. ${e.tracker_name} ${e.action} by ${e.actor.session_id}${e.etag_after ? ` -> ${e.etag_after}` : ''}  ${short(e.entry_hash)}`)
   }
@@ -227,31 +252,64 @@ async function demo(): Promise<void> {
   say.line('   TOKEN_A, TOKEN_B: operator tokens generated for this run')
 
   say.step(
-    'Start org A\'s node',
+    "Start org A's node",
     'Its own process, data directory and keys; port 0 lets it pick a free port, which it prints.',
-    'BERNSTEIN_PEER_TOKEN is the token B gave A: A\'s server uses it to follow what it delegated to B.',
+    "BERNSTEIN_PEER_TOKEN is the token B gave A: A's server uses it to follow what it delegated to B.",
   )
-  await startOrg(a, { BERNSTEIN_PORT: '0', BERNSTEIN_A2A_ISSUER: a.name, BERNSTEIN_DATA_DIR: a.env['BERNSTEIN_DATA_DIR']!, BERNSTEIN_AUTH_TOKEN: a.token, BERNSTEIN_PEER_TOKEN: b.token, BERNSTEIN_FEDERATION_POLL_MS: '200' })
+  await startOrg(a, {
+    BERNSTEIN_PORT: '0',
+    BERNSTEIN_A2A_ISSUER: a.name,
+    BERNSTEIN_DATA_DIR: a.env['BERNSTEIN_DATA_DIR']!,
+    BERNSTEIN_AUTH_TOKEN: a.token,
+    BERNSTEIN_PEER_TOKEN: b.token,
+    BERNSTEIN_FEDERATION_POLL_MS: '200',
+  })
 
   b.env['BERNSTEIN_TRUSTED_PEER_FINGERPRINTS'] = a.fingerprint!
   say.step(
-    'Start org B\'s node, pinned to org A',
-    'B accepts a delegation only when the sender carries a signed capability card made with A\'s key',
-    '(BERNSTEIN_TRUSTED_PEER_FINGERPRINTS, the fingerprint A\'s operator gives B out of band, here read from A\'s card).',
+    "Start org B's node, pinned to org A",
+    "B accepts a delegation only when the sender carries a signed capability card made with A's key",
+    "(BERNSTEIN_TRUSTED_PEER_FINGERPRINTS, the fingerprint A's operator gives B out of band, here read from A's card).",
   )
-  await startOrg(b, { BERNSTEIN_PORT: '0', BERNSTEIN_A2A_ISSUER: b.name, BERNSTEIN_DATA_DIR: b.env['BERNSTEIN_DATA_DIR']!, BERNSTEIN_AUTH_TOKEN: b.token, BERNSTEIN_TRUSTED_PEER_FINGERPRINTS: a.fingerprint! })
+  await startOrg(b, {
+    BERNSTEIN_PORT: '0',
+    BERNSTEIN_A2A_ISSUER: b.name,
+    BERNSTEIN_DATA_DIR: b.env['BERNSTEIN_DATA_DIR']!,
+    BERNSTEIN_AUTH_TOKEN: b.token,
+    BERNSTEIN_TRUSTED_PEER_FINGERPRINTS: a.fingerprint!,
+  })
   say.note(`A pins B the same way: every \`delegate\` names B's fingerprint (${short(b.fingerprint!)}) and checks B's card against it.`)
 
   if (!quick) await refusals()
 
-  say.step('Org A creates a task and delegates it to org B', 'The CLI verifies B\'s card (signature, pinned key, policies), pins B\'s receipt key from its JWKS,', 'and sends the task with A\'s signed card and the task\'s lineage envelope.')
-  const created = await call(a, 'POST', '/tasks', a.token, { title: 'Write the release notes for 0.2', description: 'Summarise the changes since 0.1 for operators', role: 'docs' })
+  say.step(
+    'Org A creates a task and delegates it to org B',
+    "The CLI verifies B's card (signature, pinned key, policies), pins B's receipt key from its JWKS,",
+    "and sends the task with A's signed card and the task's lineage envelope.",
+  )
+  const created = await call(a, 'POST', '/tasks', a.token, {
+    title: 'Write the release notes for 0.2',
+    description: 'Summarise the changes since 0.1 for operators',
+    role: 'docs',
+  })
   const taskId = str(created.json['id'])
-  say.http('POST', `${url(a)}/tasks`, 'A\'s operator token', `${created.status}, task ${taskId} (${str(created.json['status'])}, role docs)`)
+  say.http('POST', `${url(a)}/tasks`, "A's operator token", `${created.status}, task ${taskId} (${str(created.json['status'])}, role docs)`)
   say.check(created.status === 201, `org A's task ${taskId} exists`, created.text)
   const delegated = await cli(a, [
-    '--json', 'delegate', '--peer', url(b), '--peer-token', b.token, '--task-id', taskId,
-    '--trusted-fingerprint', b.fingerprint!, '--require-redaction-tier', 'standard', '--require-sandbox-profile', 'container',
+    '--json',
+    'delegate',
+    '--peer',
+    url(b),
+    '--peer-token',
+    b.token,
+    '--task-id',
+    taskId,
+    '--trusted-fingerprint',
+    b.fingerprint!,
+    '--require-redaction-tier',
+    'standard',
+    '--require-sandbox-profile',
+    'container',
   ])
   const row = parseJson(delegated)
   const peerTaskId = str(row['peer_task_id'])
@@ -262,20 +320,36 @@ async function demo(): Promise<void> {
     (delegated.stdout + delegated.stderr).trim(),
   )
   const held = await call(a, 'GET', `/tasks/${taskId}`, a.token)
-  say.check(held.json['status'] === 'claimed', `A's task is held for B (${str(held.json['status'])} by ${str(held.json['assigned_agent'])}), so no local worker takes it too`)
+  say.check(
+    held.json['status'] === 'claimed',
+    `A's task is held for B (${str(held.json['status'])} by ${str(held.json['assigned_agent'])}), so no local worker takes it too`,
+  )
 
-  say.step('Org B\'s worker does the work', 'Through B\'s own task API with B\'s operator token: claim the next docs task, report progress, complete it.')
+  say.step("Org B's worker does the work", "Through B's own task API with B's operator token: claim the next docs task, report progress, complete it.")
   const claimed = await call(b, 'GET', '/tasks/next/docs', b.token)
-  say.http('GET', `${url(b)}/tasks/next/docs`, 'B\'s operator token', `${claimed.status}, task ${str(claimed.json['id'])} "${str(claimed.json['title'])}" (${str(claimed.json['status'])})`)
+  say.http(
+    'GET',
+    `${url(b)}/tasks/next/docs`,
+    "B's operator token",
+    `${claimed.status}, task ${str(claimed.json['id'])} "${str(claimed.json['title'])}" (${str(claimed.json['status'])})`,
+  )
   say.check(claimed.status === 200 && claimed.json['id'] === peerTaskId, `B's worker claimed the delegated task ${peerTaskId}`, claimed.text)
   const progress = await call(b, 'POST', `/tasks/${peerTaskId}/progress`, b.token, { message: 'drafted the notes', percent: 60 })
   say.http('POST', `/tasks/${peerTaskId}/progress`, '', `${progress.status}, "drafted the notes" 60%`)
   const summary = 'Release notes for 0.2: signed capability cards, federation ledger, offline receipts'
   const completed = await call(b, 'POST', `/tasks/${peerTaskId}/complete`, b.token, { result_summary: summary })
   say.http('POST', `/tasks/${peerTaskId}/complete`, '', `${completed.status}, ${str(completed.json['status'])}`)
-  say.check(progress.status === 200 && completed.status === 200 && completed.json['status'] === 'done', `B's task ${peerTaskId} is done`, `${progress.text} ${completed.text}`)
+  say.check(
+    progress.status === 200 && completed.status === 200 && completed.json['status'] === 'done',
+    `B's task ${peerTaskId} is done`,
+    `${progress.text} ${completed.text}`,
+  )
 
-  say.step('Org A\'s follower settles the delegation', 'A\'s server polls B\'s A2A task, verifies B\'s completion receipt against the key it pinned at delegation,', 'and only then moves its own task to done with B\'s result.')
+  say.step(
+    "Org A's follower settles the delegation",
+    "A's server polls B's A2A task, verifies B's completion receipt against the key it pinned at delegation,",
+    "and only then moves its own task to done with B's result.",
+  )
   const t0 = performance.now()
   const settled = await waitForSettled(taskId, 60_000)
   say.check(
@@ -309,7 +383,20 @@ async function demo(): Promise<void> {
   const listing = launch(a, ['--json', 'federation', 'list'])
   const receiptCheck = launch(a, ['--json', 'a2a', 'verify', '--receipt', receiptFile, '--response', responseFile, '--trusted-jwk', keyFile])
   const tamperCheck = quick ? null : launch(a, ['--json', 'a2a', 'verify', '--receipt', receiptFile, '--response', tamperedFile, '--trusted-jwk', keyFile])
-  const wrap = launch(a, ['--json', 'lineage', 'envelope', 'wrap', '--file', sentFile, '--issuer', a.name, '--ticket-id', taskId, '--output', join(files, 'envelope.json')])
+  const wrap = launch(a, [
+    '--json',
+    'lineage',
+    'envelope',
+    'wrap',
+    '--file',
+    sentFile,
+    '--issuer',
+    a.name,
+    '--ticket-id',
+    taskId,
+    '--output',
+    join(files, 'envelope.json'),
+  ])
 
   const mine = await ledgerRow(listing, str(row['id']))
   if (mine) {
@@ -322,10 +409,23 @@ async function demo(): Promise<void> {
     JSON.stringify(mine ?? null),
   )
 
-  say.step('The completion receipt, verified offline against B\'s published key', 'Anyone holding B\'s answer can check it without asking B: the receipt binds a hash of the answer\'s content', 'and B\'s receipt-spine entry, signed with B\'s receipt key, which B publishes in its JWKS.')
-  say.http('GET', `${url(b)}/a2a/tasks/${a2aTaskId}`, 'B\'s operator token', `${answer.status}, ${str(answer.json['status'])}, receipt kid ${str(receipt?.['kid'])}`)
+  say.step(
+    "The completion receipt, verified offline against B's published key",
+    "Anyone holding B's answer can check it without asking B: the receipt binds a hash of the answer's content",
+    "and B's receipt-spine entry, signed with B's receipt key, which B publishes in its JWKS.",
+  )
+  say.http(
+    'GET',
+    `${url(b)}/a2a/tasks/${a2aTaskId}`,
+    "B's operator token",
+    `${answer.status}, ${str(answer.json['status'])}, receipt kid ${str(receipt?.['kid'])}`,
+  )
   say.http('GET', `${url(b)}/.well-known/agent.json/keys`, 'public', `${jwks.status}, ${keys.length} keys`)
-  say.check(answer.json['status'] === 'completed' && receipt !== undefined && key !== undefined, `B published the receipt's key ${str(receipt?.['kid'])} in its JWKS`, answer.text)
+  say.check(
+    answer.json['status'] === 'completed' && receipt !== undefined && key !== undefined,
+    `B published the receipt's key ${str(receipt?.['kid'])} in its JWKS`,
+    answer.text,
+  )
   say.note('saved: the answer as received (response.json), its receipt (receipt.json) and that key (org-b-receipt-key.jwk.json)')
   const verified = await shown(receiptCheck)
   const verdict = parseJson(verified)
@@ -341,7 +441,12 @@ async function demo(): Promise<void> {
     say.check(refused.code === 1, `a changed answer fails verification (exit ${refused.code}): ${failures.join('; ')}`, refused.stdout.trim())
   }
 
-  say.step('The lineage on both sides', 'Each node keeps an HMAC chain of what happened to each task (verified here by the node, as', '`bernstein-a2a lineage tracker-audit verify` does offline); the task\'s entries crossed to B in the delegation', 'as a bernstein.lineage_v2 envelope, and B bound that envelope into its own chain.')
+  say.step(
+    'The lineage on both sides',
+    'Each node keeps an HMAC chain of what happened to each task (verified here by the node, as',
+    "`bernstein-a2a lineage tracker-audit verify` does offline); the task's entries crossed to B in the delegation",
+    'as a bernstein.lineage_v2 envelope, and B bound that envelope into its own chain.',
+  )
   showChain(a, chainA)
   await verifyChain(a)
   showChain(b, chainB)
@@ -362,8 +467,8 @@ async function refusals(): Promise<void> {
   say.step('Trust fails closed, on both sides (left out with --quick)')
   const sender = { name: a.name, description: 'claims to be org A', capabilities: [], endpoint: 'http://127.0.0.1:9' }
   const unpinned = await call(b, 'POST', '/a2a/v0/tasks', b.token, { sender, task: { id: 'no-card-1', message: 'do this', role: 'docs' } })
-  say.http('POST', `${url(b)}/a2a/v0/tasks`, 'B\'s token, but no signed card', `${unpinned.status} ${str(unpinned.json['detail'])}`)
-  say.check(unpinned.status === 409, 'B refuses a sender that cannot show a card made with A\'s key, whatever token it holds', unpinned.text)
+  say.http('POST', `${url(b)}/a2a/v0/tasks`, "B's token, but no signed card", `${unpinned.status} ${str(unpinned.json['detail'])}`)
+  say.check(unpinned.status === 409, "B refuses a sender that cannot show a card made with A's key, whatever token it holds", unpinned.text)
 
   const other = await call(a, 'POST', '/tasks', a.token, { title: 'Not for B', description: 'Delegated under the wrong pin', role: 'docs' })
   const otherId = str(other.json['id'])

@@ -90,7 +90,16 @@ export function createApp(deps: AppDeps): App {
   metrics.observeStore(deps.store)
   const services = deps.services ?? createServices({ ...deps, metrics: deps.metrics ?? metrics })
   const { tasks, a2a, inbound, health, lineage } = services
-  const routes: RouteDefinition[] = [...healthRoutes(health, contract), ...taskRoutes(tasks), ...a2aRoutes(a2a), ...inboundRoutes(inbound), ...lineageRoutes(lineage), ...identityRoutes(deps.identity), ...docsRoutes(), ...metricsRoutes(metrics)]
+  const routes: RouteDefinition[] = [
+    ...healthRoutes(health, contract),
+    ...taskRoutes(tasks),
+    ...a2aRoutes(a2a),
+    ...inboundRoutes(inbound),
+    ...lineageRoutes(lineage),
+    ...identityRoutes(deps.identity),
+    ...docsRoutes(),
+    ...metricsRoutes(metrics),
+  ]
   const validatedBodies = deps.validateResponses === false ? null : new ValidatedBodies()
   const handlers = pairHandlers(operations, routes, validatedBodies)
 

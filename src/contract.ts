@@ -13,7 +13,8 @@ export type JsonBody<Id extends OperationId> =
       ? B | undefined
       : undefined
 
-export type PathParams<Id extends OperationId> = Op<Id> extends { parameters: { path: infer P } } ? (P extends undefined ? Record<string, never> : NonNullable<P>) : Record<string, never>
+export type PathParams<Id extends OperationId> =
+  Op<Id> extends { parameters: { path: infer P } } ? (P extends undefined ? Record<string, never> : NonNullable<P>) : Record<string, never>
 export type QueryParams<Id extends OperationId> = Op<Id> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : Record<string, never>
 
 type ContentOf<R> = R extends { content: { 'application/json': infer B } } ? B : undefined
@@ -34,5 +35,6 @@ export type OperationResult<Id extends OperationId> = {
  * @example export const TASK_STATUSES = everyMember<Schema<'TaskStatus'>>()(['planned', 'open', …])
  */
 export function everyMember<Union extends string>() {
-  return <const List extends readonly Union[]>(list: List & ([Union] extends [List[number]] ? unknown : { missing: Exclude<Union, List[number]> })): List => list
+  return <const List extends readonly Union[]>(list: List & ([Union] extends [List[number]] ? unknown : { missing: Exclude<Union, List[number]> })): List =>
+    list
 }

@@ -84,7 +84,8 @@ function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): 
       .syncDue()
       .then(
         (settled) => {
-          for (const d of settled) if (d.status === 'completed' || d.status === 'failed') logger.info({ delegation: d.id, status: d.status }, 'delegation settled')
+          for (const d of settled)
+            if (d.status === 'completed' || d.status === 'failed') logger.info({ delegation: d.id, status: d.status }, 'delegation settled')
         },
         (error: unknown) => logger.error({ err: error }, 'federation follower pass failed'),
       )
@@ -132,7 +133,9 @@ export async function rateLimiters(
   connection: Pick<Connection, 'sharedPool'>,
 ): Promise<Partial<Record<Bucket, BucketLimiter>>> {
   const make = (keyPrefix: Bucket, points: number): Promise<BucketLimiter> =>
-    connection.sharedPool ? postgresLimiter(connection.sharedPool, keyPrefix, points) : Promise.resolve(new RateLimiterMemory({ keyPrefix, points, duration: 60 }))
+    connection.sharedPool
+      ? postgresLimiter(connection.sharedPool, keyPrefix, points)
+      : Promise.resolve(new RateLimiterMemory({ keyPrefix, points, duration: 60 }))
   const limiters: Partial<Record<Bucket, BucketLimiter>> = {}
   if (limits.rateLimitWritePerMin > 0) limiters.default_write = await make('default_write', limits.rateLimitWritePerMin)
   if (limits.rateLimitReadPerMin > 0) limiters.default_read = await make('default_read', limits.rateLimitReadPerMin)

@@ -75,7 +75,12 @@ export function createServices(deps: ServiceDeps): Services {
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
   const gates: InboundGate[] = [
-    new InboundTrustGate(deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }, audit, clock, deps.metrics ?? noMetrics),
+    new InboundTrustGate(
+      deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false },
+      audit,
+      clock,
+      deps.metrics ?? noMetrics,
+    ),
     ...(deps.inboundGates ?? []),
   ]
   const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates })

@@ -71,7 +71,13 @@ async function runOnce(subject: Subject, settings: Settings, duration: number): 
   return { ...result, cpuUsPerOp }
 }
 
-export async function runCase(name: string, title: string, subjects: readonly Subject[], settings: Settings, log: (line: string) => void): Promise<CaseSummary> {
+export async function runCase(
+  name: string,
+  title: string,
+  subjects: readonly Subject[],
+  settings: Settings,
+  log: (line: string) => void,
+): Promise<CaseSummary> {
   log(`\n## ${title}`)
   if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup)
   const rounds = new Map<Subject, (LoadResult & { cpuUsPerOp: number })[]>(subjects.map((s) => [s, []]))
@@ -80,7 +86,9 @@ export async function runCase(name: string, title: string, subjects: readonly Su
       const result = await runOnce(subject, settings, settings.duration)
       rounds.get(subject)?.push(result)
       const per = subject.requestsPerOp ?? 1
-      log(`  round ${r + 1} ${subject.label.padEnd(34)} ${(result.rps / per).toFixed(0).padStart(7)}/s  p50 ${result.p50.toFixed(1)} ms  p99 ${result.p99.toFixed(1)} ms  server CPU ${result.cpuUsPerOp.toFixed(0)} µs/op`)
+      log(
+        `  round ${r + 1} ${subject.label.padEnd(34)} ${(result.rps / per).toFixed(0).padStart(7)}/s  p50 ${result.p50.toFixed(1)} ms  p99 ${result.p99.toFixed(1)} ms  server CPU ${result.cpuUsPerOp.toFixed(0)} µs/op`,
+      )
     }
   }
   return {
@@ -162,7 +170,10 @@ export class JsonRpc {
           method: 'POST',
           path: '/',
           headers: { ...JSON_HEADERS, 'a2a-version': '1.0' },
-          setupRequest: (request) => ({ ...request, body: JSON.stringify({ jsonrpc: '2.0', id: ++this.#seq, method: 'GetTask', params: { id: ids[i++ % ids.length] } }) }),
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({ jsonrpc: '2.0', id: ++this.#seq, method: 'GetTask', params: { id: ids[i++ % ids.length] } }),
+          }),
           onResponse: this.#check,
         },
       ]
@@ -180,7 +191,13 @@ export function sendMessageBody(messageId: string): string {
 }
 
 /** Creates `count` resources with one POST each (through autocannon) and returns what `idOf` extracts from the answers. */
-export async function createMany(url: string, count: number, request: AutocannonRequest, idOf: (body: string) => string | undefined, connections: number): Promise<string[]> {
+export async function createMany(
+  url: string,
+  count: number,
+  request: AutocannonRequest,
+  idOf: (body: string) => string | undefined,
+  connections: number,
+): Promise<string[]> {
   const ids: string[] = []
   const result = await runLoad({
     url,

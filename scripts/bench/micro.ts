@@ -76,7 +76,14 @@ export async function cardVerification(iterations: number, rounds: number): Prom
   await subject()
   baseline()
   const times = await timeRounds(rounds, subject, baseline)
-  return { name: 'capability-card verification', subjectOps: median(times.subject), baselineOps: median(times.baseline), ratio: medianOfRatios(times.subject, times.baseline), iterations, rounds }
+  return {
+    name: 'capability-card verification',
+    subjectOps: median(times.subject),
+    baselineOps: median(times.baseline),
+    ratio: medianOfRatios(times.subject, times.baseline),
+    iterations,
+    rounds,
+  }
 }
 
 /** Lines of a valid chain as read from a file (bytes, without the newline). */
@@ -128,5 +135,12 @@ export async function chainVerification(count: number, rounds: number): Promise<
     return count / ((performance.now() - t0) / 1000)
   }
   const times = await timeRounds(rounds, subject, baseline)
-  return { name: 'tracker-audit chain verification', subjectOps: median(times.subject), baselineOps: median(times.baseline), ratio: medianOfRatios(times.subject, times.baseline), iterations: count, rounds }
+  return {
+    name: 'tracker-audit chain verification',
+    subjectOps: median(times.subject),
+    baselineOps: median(times.baseline),
+    ratio: medianOfRatios(times.subject, times.baseline),
+    iterations: count,
+    rounds,
+  }
 }

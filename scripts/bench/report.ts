@@ -54,7 +54,11 @@ export function find(cases: readonly CaseSummary[], caseName: string, label: str
  * fallback when the rounds do not pair up.
  */
 export function pairedRatio(a: SubjectSummary, b: SubjectSummary, figure: 'rps' | 'p99' | 'cpuUsPerOp'): number {
-  if (a.rounds.length > 0 && a.rounds.length === b.rounds.length) return medianOfRatios(a.rounds.map((r) => r[figure]), b.rounds.map((r) => r[figure]))
+  if (a.rounds.length > 0 && a.rounds.length === b.rounds.length)
+    return medianOfRatios(
+      a.rounds.map((r) => r[figure]),
+      b.rounds.map((r) => r[figure]),
+    )
   return a[figure] / b[figure]
 }
 
@@ -72,12 +76,14 @@ export function markdown(report: Report): string {
   lines.push('| case | system | ops/s | p50 ms | p99 ms | server CPU µs/op | peak RSS MB |')
   lines.push('|---|---|---:|---:|---:|---:|---:|')
   for (const c of report.cases) {
-    for (const s of c.subjects) lines.push(`| ${c.title} | ${s.label} | ${fmt(s.rps)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${fmt(s.cpuUsPerOp)} | ${fmt(s.peakRssMb)} |`)
+    for (const s of c.subjects)
+      lines.push(`| ${c.title} | ${s.label} | ${fmt(s.rps)} | ${fmt(s.p50, 1)} | ${fmt(s.p99, 1)} | ${fmt(s.cpuUsPerOp)} | ${fmt(s.peakRssMb)} |`)
   }
   lines.push('')
-  lines.push('| micro-benchmark | bernstein-a2a ops/s | raw primitive ops/s | ratio (median of the rounds\' ratios) |')
+  lines.push("| micro-benchmark | bernstein-a2a ops/s | raw primitive ops/s | ratio (median of the rounds' ratios) |")
   lines.push('|---|---:|---:|---:|')
-  for (const m of report.micro) lines.push(`| ${m.name} (${m.iterations} × ${m.rounds} rounds) | ${fmt(m.subjectOps)} | ${fmt(m.baselineOps)} | ${pct(m.ratio)} |`)
+  for (const m of report.micro)
+    lines.push(`| ${m.name} (${m.iterations} × ${m.rounds} rounds) | ${fmt(m.subjectOps)} | ${fmt(m.baselineOps)} | ${pct(m.ratio)} |`)
   lines.push('')
   lines.push(
     `Ready to serve (spawn → first 200 on /health/ready, fresh SQLite data directory): median ${fmt(report.startup.medianMs)} ms ` +
@@ -88,14 +94,19 @@ export function markdown(report: Report): string {
   lines.push('')
   lines.push('## Ratios')
   lines.push('')
-  lines.push('Each load ratio is the median of the ratios of the same round (the systems run interleaved, round by round), so that the machine drifting between rounds cancels out; the table above has each system\'s own median.')
+  lines.push(
+    "Each load ratio is the median of the ratios of the same round (the systems run interleaved, round by round), so that the machine drifting between rounds cancels out; the table above has each system's own median.",
+  )
   lines.push('')
   for (const r of report.ratios) lines.push(`- **${r.name}**: ${fmt(r.value, 2)}× (${r.meaning})`)
   lines.push('')
   lines.push('## Targets')
   lines.push('')
   lines.push('```')
-  for (const t of report.targets) lines.push(`${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.pass === null ? 'not measured in this run' : t.measured} (goal ${t.goal})`)
+  for (const t of report.targets)
+    lines.push(
+      `${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.pass === null ? 'not measured in this run' : t.measured} (goal ${t.goal})`,
+    )
   lines.push('```')
   if (report.notes.length > 0) {
     lines.push('')
@@ -105,7 +116,12 @@ export function markdown(report: Report): string {
   return lines.join('\n')
 }
 
-export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly MicroResult[], startup: Startup, scaleSizes: readonly number[]): { ratios: Ratio[]; targets: Target[] } {
+export function ratiosAndTargets(
+  cases: readonly CaseSummary[],
+  micro: readonly MicroResult[],
+  startup: Startup,
+  scaleSizes: readonly number[],
+): { ratios: Ratio[]; targets: Target[] } {
   const ratios: Ratio[] = []
   const targets: Target[] = []
   const ratio = (name: string, a: SubjectSummary | undefined, b: SubjectSummary | undefined, meaning: string): number => {
@@ -113,21 +129,57 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
     if (a && b) ratios.push({ name, value, meaning })
     return value
   }
-  const sendSdk = ratio('send ÷ SDK SendMessage', find(cases, 'send', 'bernstein-a2a sqlite'), find(cases, 'send', 'a2a-sdk SendMessage'), 'throughput of a signed, durable, validated send against the official SDK answering from memory')
-  const sendExpress = ratio('send ÷ bare express', find(cases, 'send', 'bernstein-a2a sqlite'), find(cases, 'send', 'express'), 'share of the framework ceiling kept while doing the real work')
-  ratio('send (synchronous=NORMAL) ÷ send (FULL)', find(cases, 'send', 'bernstein-a2a sqlite NORMAL'), find(cases, 'send', 'bernstein-a2a sqlite'), 'what fsync on every commit costs')
-  ratio('send PostgreSQL ÷ SDK SendMessage', find(cases, 'send', 'bernstein-a2a postgres'), find(cases, 'send', 'a2a-sdk SendMessage'), 'the same against the SDK, on PostgreSQL')
-  const getExpress = ratio('GET ÷ bare express', find(cases, 'get', 'bernstein-a2a sqlite'), find(cases, 'get', 'express'), 'an authenticated, validated read from the database against a Map lookup')
+  const sendSdk = ratio(
+    'send ÷ SDK SendMessage',
+    find(cases, 'send', 'bernstein-a2a sqlite'),
+    find(cases, 'send', 'a2a-sdk SendMessage'),
+    'throughput of a signed, durable, validated send against the official SDK answering from memory',
+  )
+  const sendExpress = ratio(
+    'send ÷ bare express',
+    find(cases, 'send', 'bernstein-a2a sqlite'),
+    find(cases, 'send', 'express'),
+    'share of the framework ceiling kept while doing the real work',
+  )
+  ratio(
+    'send (synchronous=NORMAL) ÷ send (FULL)',
+    find(cases, 'send', 'bernstein-a2a sqlite NORMAL'),
+    find(cases, 'send', 'bernstein-a2a sqlite'),
+    'what fsync on every commit costs',
+  )
+  ratio(
+    'send PostgreSQL ÷ SDK SendMessage',
+    find(cases, 'send', 'bernstein-a2a postgres'),
+    find(cases, 'send', 'a2a-sdk SendMessage'),
+    'the same against the SDK, on PostgreSQL',
+  )
+  const getExpress = ratio(
+    'GET ÷ bare express',
+    find(cases, 'get', 'bernstein-a2a sqlite'),
+    find(cases, 'get', 'express'),
+    'an authenticated, validated read from the database against a Map lookup',
+  )
   ratio('GET ÷ SDK GetTask', find(cases, 'get', 'bernstein-a2a sqlite'), find(cases, 'get', 'a2a-sdk GetTask'), 'against the SDK reading its in-memory store')
   ratio('GET PostgreSQL ÷ bare express', find(cases, 'get', 'bernstein-a2a postgres'), find(cases, 'get', 'express'), 'the same on PostgreSQL')
-  ratio('lifecycle PostgreSQL ÷ SQLite', find(cases, 'lifecycle', 'bernstein-a2a postgres'), find(cases, 'lifecycle', 'bernstein-a2a sqlite'), 'claim-next + complete on the two engines')
+  ratio(
+    'lifecycle PostgreSQL ÷ SQLite',
+    find(cases, 'lifecycle', 'bernstein-a2a postgres'),
+    find(cases, 'lifecycle', 'bernstein-a2a sqlite'),
+    'claim-next + complete on the two engines',
+  )
 
   const cpuRatio = (name: string, caseName: string, ours: string, theirs: string, meaning: string): void => {
     const a = find(cases, caseName, ours)
     const b = find(cases, caseName, theirs)
     if (a && b) ratios.push({ name, value: pairedRatio(b, a, 'cpuUsPerOp'), meaning })
   }
-  cpuRatio('send, server CPU per request: SDK ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'a2a-sdk SendMessage', 'the same comparison by CPU time, which other load on the machine disturbs less than req/s')
+  cpuRatio(
+    'send, server CPU per request: SDK ÷ bernstein-a2a',
+    'send',
+    'bernstein-a2a sqlite',
+    'a2a-sdk SendMessage',
+    'the same comparison by CPU time, which other load on the machine disturbs less than req/s',
+  )
   cpuRatio('send, server CPU per request: express ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
   cpuRatio('GET, server CPU per request: express ÷ bernstein-a2a', 'get', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
 
@@ -141,12 +193,27 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
     const lo = find(cases, 'scale', `${smallest.toExponential(0)} tasks`)
     const hi = find(cases, 'scale', `${largest.toExponential(0)} tasks`)
     const value = lo && hi ? pairedRatio(hi, lo, 'p99') : Number.NaN
-    ratios.push({ name: `GET p99 at ${largest.toExponential(0)} ÷ at ${smallest.toExponential(0)} stored tasks`, value, meaning: 'how read latency grows with the store' })
-    targets.push({ name: `GET p99 at ${largest.toExponential(0)} tasks ≤ 1.3× p99 at ${smallest.toExponential(0)}`, pass: value <= 1.3, measured: `${fmt(value, 2)}×`, goal: '≤ 1.30×' })
+    ratios.push({
+      name: `GET p99 at ${largest.toExponential(0)} ÷ at ${smallest.toExponential(0)} stored tasks`,
+      value,
+      meaning: 'how read latency grows with the store',
+    })
+    targets.push({
+      name: `GET p99 at ${largest.toExponential(0)} tasks ≤ 1.3× p99 at ${smallest.toExponential(0)}`,
+      pass: value <= 1.3,
+      measured: `${fmt(value, 2)}×`,
+      goal: '≤ 1.30×',
+    })
   }
   for (const m of micro) {
     const value = m.ratio
-    ratios.push({ name: `${m.name} ÷ raw`, value, meaning: m.name.startsWith('capability') ? 'full card verification against one node:crypto Ed25519 verify' : 'parse, schema, canonical payload, hash and HMAC against hashing the same bytes' })
+    ratios.push({
+      name: `${m.name} ÷ raw`,
+      value,
+      meaning: m.name.startsWith('capability')
+        ? 'full card verification against one node:crypto Ed25519 verify'
+        : 'parse, schema, canonical payload, hash and HMAC against hashing the same bytes',
+    })
     const goal = m.name.startsWith('capability') ? 0.8 : 0.5
     targets.push({ name: `${m.name} ≥ ${goal * 100} % of raw`, pass: value >= goal, measured: pct(value), goal: `≥ ${goal * 100} %` })
   }
@@ -154,8 +221,17 @@ export function ratiosAndTargets(cases: readonly CaseSummary[], micro: readonly 
   const peak = rss.length > 0 ? Math.max(...rss) : Number.NaN
   targets.push({ name: 'peak RSS of bernstein-a2a under load < 200 MB', pass: peak < 200, measured: `${fmt(peak)} MB`, goal: '< 200 MB' })
   if (startup.readyMs.length > 0) {
-    ratios.push({ name: 'ready ÷ bare node:http ready', value: startup.medianMs / startup.referenceMedianMs, meaning: 'start-up against the time this machine takes to start any Node server, in the same run' })
+    ratios.push({
+      name: 'ready ÷ bare node:http ready',
+      value: startup.medianMs / startup.referenceMedianMs,
+      meaning: 'start-up against the time this machine takes to start any Node server, in the same run',
+    })
   }
-  targets.push({ name: 'ready to serve < 1 s after start (SQLite)', pass: startup.medianMs < 1000, measured: `${fmt(startup.medianMs)} ms wall, ${fmt(startup.medianCpuMs)} ms of its own CPU`, goal: '< 1000 ms' })
+  targets.push({
+    name: 'ready to serve < 1 s after start (SQLite)',
+    pass: startup.medianMs < 1000,
+    measured: `${fmt(startup.medianMs)} ms wall, ${fmt(startup.medianCpuMs)} ms of its own CPU`,
+    goal: '< 1000 ms',
+  })
   return { ratios, targets: targets.map((t) => (t.measured.startsWith('n/a') ? { ...t, pass: null } : t)) }
 }

@@ -85,7 +85,14 @@ const BARE_NODE_SERVER = "require('node:http').createServer((_, res) => res.end(
 
 export async function startBareNode(): Promise<RunningProcess> {
   const port = await freePort()
-  return startProcess({ name: 'bare node:http', command: process.execPath, args: ['-e', BARE_NODE_SERVER], port, readyPath: '/health/ready', env: { PORT: String(port) } })
+  return startProcess({
+    name: 'bare node:http',
+    command: process.execPath,
+    args: ['-e', BARE_NODE_SERVER],
+    port,
+    readyPath: '/health/ready',
+    env: { PORT: String(port) },
+  })
 }
 
 export const startExpress = (): Promise<RunningProcess> => startScript('express', 'express-server.ts')

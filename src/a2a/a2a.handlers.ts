@@ -15,8 +15,14 @@ function a2aTaskToWire(view: A2ATaskView): { body: Schema<'A2ATaskResponse'>; he
 
 export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
   return [
-    route('agent_card_a2a_agent_card_get', 'get', '/a2a/agent-card', async () => ({ status: 200, body: { ...a2a.agentCard(), capabilities: [...a2a.agentCard().capabilities] } })),
-    route('list_a2a_agents_a2a_agents_get', 'get', '/a2a/agents', async () => ({ status: 200, body: { ...a2a.agentCard(), capabilities: [...a2a.agentCard().capabilities] } })),
+    route('agent_card_a2a_agent_card_get', 'get', '/a2a/agent-card', async () => ({
+      status: 200,
+      body: { ...a2a.agentCard(), capabilities: [...a2a.agentCard().capabilities] },
+    })),
+    route('list_a2a_agents_a2a_agents_get', 'get', '/a2a/agents', async () => ({
+      status: 200,
+      body: { ...a2a.agentCard(), capabilities: [...a2a.agentCard().capabilities] },
+    })),
     route('a2a_message_a2a_message_post', 'post', '/a2a/message', async ({ body, caller }) => {
       const message = await a2a.receiveMessage(caller.tenantId, { sender: body.sender, recipient: body.recipient, content: body.content, taskId: body.task_id })
       return {

@@ -193,4 +193,3 @@ export class A2AService implements TaskObserver {
     }
   }
 }
-

@@ -93,8 +93,7 @@ export async function checkAgentCardConformance(
   if (typeof now !== 'number' || Number.isNaN(now)) throw new TypeError('now must be a number of Unix seconds')
   const checks: AgentCardCheck[] = []
   const pass = (name: AgentCardCheckName, detail: string): void => void checks.push({ name, outcome: 'pass', detail })
-  const fail = (name: AgentCardCheckName, reason: AgentCardRejection, detail: string): void =>
-    void checks.push({ name, outcome: 'fail', detail, reason })
+  const fail = (name: AgentCardCheckName, reason: AgentCardRejection, detail: string): void => void checks.push({ name, outcome: 'fail', detail, reason })
   const skip = (name: AgentCardCheckName, detail: string): void => void checks.push({ name, outcome: 'skip', detail })
 
   const decoded = decodeCard(card)
@@ -226,9 +225,7 @@ function requiredFieldProblems(body: Record<string, unknown>): string[] {
   return problems
 }
 
-type EntriesResult =
-  | { ok: true; entries: Entry[] }
-  | { ok: false; reason: 'missing_kid' | 'malformed'; detail: string }
+type EntriesResult = { ok: true; entries: Entry[] } | { ok: false; reason: 'missing_kid' | 'malformed'; detail: string }
 
 function readEntries(signatures: unknown): EntriesResult {
   if (!Array.isArray(signatures) || signatures.length === 0) {

@@ -32,15 +32,7 @@ export class PyFloat {
  * A JSON value as Python sees it. A plain `number` that is an integer is a Python int, a non-integer `number` is a
  * float; `bigint` is an int; `PyFloat` is always a float.
  */
-export type PyValue =
-  | null
-  | boolean
-  | string
-  | number
-  | bigint
-  | PyFloat
-  | PyValue[]
-  | { [key: string]: PyValue }
+export type PyValue = null | boolean | string | number | bigint | PyFloat | PyValue[] | { [key: string]: PyValue }
 
 /** A JSON object as Python sees it. */
 export type PyObject = { [key: string]: PyValue }
@@ -538,7 +530,13 @@ export function pythonRepr(value: PyValue | undefined): string {
   }
   if (value instanceof PyFloat) return reprFloat(value.value)
   if (Array.isArray(value)) return '[' + value.map((item) => pythonRepr(item)).join(', ') + ']'
-  return '{' + Object.keys(value).map((k) => `${reprString(k)}: ${pythonRepr(value[k])}`).join(', ') + '}'
+  return (
+    '{' +
+    Object.keys(value)
+      .map((k) => `${reprString(k)}: ${pythonRepr(value[k])}`)
+      .join(', ') +
+    '}'
+  )
 }
 
 function reprFloat(x: number): string {
@@ -568,7 +566,7 @@ const DECODE_MESSAGES: ReadonlyArray<readonly [string, string]> = [
   ["Colon ':' expected", "Expecting ':' delimiter"],
   ['JSON value expected', 'Expecting value'],
   ['Array item expected', 'Expecting value'],
-  ["Object value expected", 'Expecting value'],
+  ['Object value expected', 'Expecting value'],
   ['Invalid number', 'Expecting value'],
   ['Expected end of input', 'Extra data'],
   ['End of string', 'Unterminated string starting at'],

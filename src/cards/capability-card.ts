@@ -75,9 +75,7 @@ export function parseCapabilityCardBody(value: unknown): CapabilityCardBody {
   rejectUnknown(body, BODY_FIELDS, 'CapabilityCard')
   const schemaVersion = nonEmptyString(body, 'schema_version', 'CapabilityCard')
   if (schemaVersion !== CAPABILITY_CARD_SCHEMA_VERSION) {
-    throw new CapabilityCardInvalid(
-      `CapabilityCard 'schema_version' must be ${pythonRepr(CAPABILITY_CARD_SCHEMA_VERSION)}, got ${pythonRepr(schemaVersion)}`,
-    )
+    throw new CapabilityCardInvalid(`CapabilityCard 'schema_version' must be ${pythonRepr(CAPABILITY_CARD_SCHEMA_VERSION)}, got ${pythonRepr(schemaVersion)}`)
   }
   const issuer = nonEmptyString(body, 'issuer', 'CapabilityCard')
   const name = nonEmptyString(body, 'name', 'CapabilityCard')
@@ -134,10 +132,7 @@ export function parseCapabilityCardAndJws(value: unknown): { signed: SignedCapab
   const card = parseCapabilityCardBody(signed['card'])
   const decoded = decodeDetachedJws(signature)
   if (decoded.ok && decoded.value.header['kid'] !== card.kid) {
-    throw new CapabilityCardInvalid(
-      `SignedCapabilityCard signature header kid does not match the card kid ${pythonRepr(card.kid)}`,
-      'kid_mismatch',
-    )
+    throw new CapabilityCardInvalid(`SignedCapabilityCard signature header kid does not match the card kid ${pythonRepr(card.kid)}`, 'kid_mismatch')
   }
   return { signed: { alg, card, signature }, jws: decoded }
 }
@@ -206,7 +201,12 @@ function requireObject(value: unknown, message: string): Record<string, unknown>
 function rejectUnknown(object: Record<string, unknown>, known: readonly string[], owner: string): void {
   const unknown = Object.keys(object).filter((key) => !known.includes(key))
   if (unknown.length > 0) {
-    throw new CapabilityCardInvalid(`${owner} has unknown field(s): ${unknown.sort().map((key) => pythonRepr(key)).join(', ')}`)
+    throw new CapabilityCardInvalid(
+      `${owner} has unknown field(s): ${unknown
+        .sort()
+        .map((key) => pythonRepr(key))
+        .join(', ')}`,
+    )
   }
 }
 

@@ -80,9 +80,7 @@ export async function checkCardConformance(signed: unknown, now: number): Promis
 
   const issuer = typeof raw['issuer'] === 'string' ? raw['issuer'] : null
   checks.push(
-    issuer
-      ? { name: 'issuer', passed: true, detail: `issuer=${pythonRepr(issuer)}` }
-      : { name: 'issuer', passed: false, detail: 'issuer is missing or empty' },
+    issuer ? { name: 'issuer', passed: true, detail: `issuer=${pythonRepr(issuer)}` } : { name: 'issuer', passed: false, detail: 'issuer is missing or empty' },
   )
 
   return {

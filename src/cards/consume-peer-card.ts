@@ -58,10 +58,7 @@ export async function consumePeerCard(
     const issuer: unknown = (signed as { card?: { issuer?: unknown } } | null)?.card?.issuer
     if (issuer !== expectedIssuer) {
       const shown = typeof issuer === 'string' ? pythonRepr(issuer) : 'None'
-      throw new PeerCardRejected(
-        'issuer_mismatch',
-        `card issuer ${shown} does not match the message origin ${pythonRepr(expectedIssuer)}`,
-      )
+      throw new PeerCardRejected('issuer_mismatch', `card issuer ${shown} does not match the message origin ${pythonRepr(expectedIssuer)}`)
     }
   }
   const verified = await verifyCapabilityCard(signed, { now })

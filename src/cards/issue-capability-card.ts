@@ -6,12 +6,7 @@
 import type { KeyObject } from 'node:crypto'
 import { signDetachedJws } from '../crypto/detached-jws.js'
 import { exportSpkiPem, privateKeyFromPem } from '../crypto/ed25519.js'
-import {
-  CAPABILITY_CARD_SCHEMA_VERSION,
-  CAPABILITY_CARD_TYP,
-  capabilityCardSigningBytes,
-  parseCapabilityCardBody,
-} from './capability-card.js'
+import { CAPABILITY_CARD_SCHEMA_VERSION, CAPABILITY_CARD_TYP, capabilityCardSigningBytes, parseCapabilityCardBody } from './capability-card.js'
 import type { CardPolicies, SignedCapabilityCard } from './capability-card.js'
 
 export interface IssueCapabilityCardOptions {
@@ -60,10 +55,6 @@ export async function issueCapabilityCard(options: IssueCapabilityCardOptions): 
     created_at: now,
     expires_at: ttlSeconds > 0 ? now + ttlSeconds : 0,
   })
-  const signature = await signDetachedJws(
-    capabilityCardSigningBytes(card),
-    { alg: 'EdDSA', kid: card.kid, typ: CAPABILITY_CARD_TYP },
-    privateKey,
-  )
+  const signature = await signDetachedJws(capabilityCardSigningBytes(card), { alg: 'EdDSA', kid: card.kid, typ: CAPABILITY_CARD_TYP }, privateKey)
   return { alg: 'EdDSA', card, signature }
 }

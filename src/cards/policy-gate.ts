@@ -45,9 +45,7 @@ export function policiesMeetRequirements(policies: CardPolicies, requirements: P
   const failures: string[] = []
   // `!(a <= b)` so that a NaN on either side fails rather than passes.
   if (!(policies.cost_cap_usd <= requirements.maxCostCapUsd)) {
-    failures.push(
-      `cost cap: peer advertises ${floatText(policies.cost_cap_usd)} USD, operator ceiling is ${floatText(requirements.maxCostCapUsd)} USD`,
-    )
+    failures.push(`cost cap: peer advertises ${floatText(policies.cost_cap_usd)} USD, operator ceiling is ${floatText(requirements.maxCostCapUsd)} USD`)
   }
   const redaction = rankFailure(REDACTION_TIERS, policies.redaction_tier, requirements.minRedactionTier, 'redaction tier', 'tier')
   if (redaction) failures.push(redaction)
@@ -56,13 +54,7 @@ export function policiesMeetRequirements(policies: CardPolicies, requirements: P
   return failures.length === 0 ? ok() : fail('policy_unmet', failures.join('; '), { failures })
 }
 
-function rankFailure(
-  order: readonly string[],
-  peer: string,
-  required: string,
-  label: string,
-  noun: string,
-): string | undefined {
+function rankFailure(order: readonly string[], peer: string, required: string, label: string, noun: string): string | undefined {
   const peerRank = order.indexOf(peer)
   const requiredRank = order.indexOf(required)
   if (peerRank < 0) return `${label}: peer ${noun} ${pythonRepr(peer)} is not a known ${noun}`

@@ -10,12 +10,7 @@ import { JWS_ALG, verifyDecodedDetachedJws } from '../crypto/detached-jws.js'
 import { publicKeyFromPem } from '../crypto/ed25519.js'
 import { KeyRejected } from '../crypto/key-rejected.js'
 import { type Result, fail, ok } from '../result.js'
-import {
-  CAPABILITY_CARD_TYP,
-  CapabilityCardInvalid,
-  capabilityCardSigningBytes,
-  parseCapabilityCardAndJws,
-} from './capability-card.js'
+import { CAPABILITY_CARD_TYP, CapabilityCardInvalid, capabilityCardSigningBytes, parseCapabilityCardAndJws } from './capability-card.js'
 import type { SignedCapabilityCard } from './capability-card.js'
 
 /**

@@ -47,7 +47,9 @@ export type PeerCardResult =
       readonly httpStatus: number | null
     }
 
-type Checked = { readonly ok: true; readonly trusted: readonly string[]; readonly requirements: PolicyRequirements } | { readonly ok: false; readonly detail: string }
+type Checked =
+  | { readonly ok: true; readonly trusted: readonly string[]; readonly requirements: PolicyRequirements }
+  | { readonly ok: false; readonly detail: string }
 
 /** The options as the check takes them, or what is wrong with them (a JavaScript caller's types are not checked). */
 function checkOptions(options: FetchPeerCardOptions): Checked {
@@ -59,7 +61,8 @@ function checkOptions(options: FetchPeerCardOptions): Checked {
   const given = trustedFingerprints ?? trustedIssuerFingerprints ?? []
   const iterable = typeof given === 'string' || (typeof given === 'object' && given !== null && Symbol.iterator in given)
   const trusted = iterable ? [...(typeof given === 'string' ? [given] : given)] : null
-  if (trusted === null || !trusted.every((f) => typeof f === 'string')) return { ok: false, detail: 'trustedFingerprints must be a fingerprint (sha256:…) or a list of them' }
+  if (trusted === null || !trusted.every((f) => typeof f === 'string'))
+    return { ok: false, detail: 'trustedFingerprints must be a fingerprint (sha256:…) or a list of them' }
   const individual = requireCostCapUsd !== undefined || requireRedactionTier !== undefined || requireSandboxProfile !== undefined
   if (individual && requirements !== undefined) {
     return { ok: false, detail: 'give requireCostCapUsd, requireRedactionTier and requireSandboxProfile, not also the former requirements object' }
@@ -75,7 +78,10 @@ function checkOptions(options: FetchPeerCardOptions): Checked {
   const { maxCostCapUsd, minRedactionTier, minSandboxProfile } = wanted
   const name = (modern: string, former: string): string => (individual ? modern : `requirements.${former}`)
   if (typeof maxCostCapUsd !== 'number' || Number.isNaN(maxCostCapUsd) || maxCostCapUsd < 0) {
-    return { ok: false, detail: `${name('requireCostCapUsd', 'maxCostCapUsd')} must be a number of USD, 0 or more (got ${JSON.stringify(maxCostCapUsd) ?? typeof maxCostCapUsd})` }
+    return {
+      ok: false,
+      detail: `${name('requireCostCapUsd', 'maxCostCapUsd')} must be a number of USD, 0 or more (got ${JSON.stringify(maxCostCapUsd) ?? typeof maxCostCapUsd})`,
+    }
   }
   if (typeof minRedactionTier !== 'string') return { ok: false, detail: `${name('requireRedactionTier', 'minRedactionTier')} must be a string` }
   if (typeof minSandboxProfile !== 'string') return { ok: false, detail: `${name('requireSandboxProfile', 'minSandboxProfile')} must be a string` }

@@ -111,7 +111,14 @@ export async function sendAndWait(client: ApiClient, body: A2ATaskSend, options:
   const started = now()
   let polls = 0
   let task: A2ATask | null = null
-  const failed = (reason: SendAndWaitFailed['reason'], httpStatus: number | null, error: unknown): SendAndWaitFailed => ({ ok: false, reason, httpStatus, error, task, polls })
+  const failed = (reason: SendAndWaitFailed['reason'], httpStatus: number | null, error: unknown): SendAndWaitFailed => ({
+    ok: false,
+    reason,
+    httpStatus,
+    error,
+    task,
+    polls,
+  })
   const finished = async (text: string, response: Response): Promise<SendAndWaitResult | null> => {
     const current = JSON.parse(text) as A2ATask
     task = current

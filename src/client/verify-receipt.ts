@@ -146,7 +146,8 @@ export async function verifyReceiptText(text: string, url: string | null, trust:
   // Unparseable or unattested: the check below says which, before anything is fetched.
   if (kid === null) return verifyResponseText(text, { jwks: { keys: [] } })
   const jwksUrl = trust.jwksUrl ?? jwksUrlFor(url)
-  if (jwksUrl === null) return failed('invalid_argument', "no JWKS URL: pass jwksUrl (the node's /.well-known/agent.json/keys), or verify what the typed client returned")
+  if (jwksUrl === null)
+    return failed('invalid_argument', "no JWKS URL: pass jwksUrl (the node's /.well-known/agent.json/keys), or verify what the typed client returned")
   const fetched = await fetchJwks(jwksUrl, trust.fetch ?? globalThis.fetch)
   if (!fetched.ok) return failed('jwks_unavailable', fetched.error)
   const found = findJwk(fetched.jwks, kid)

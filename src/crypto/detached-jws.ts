@@ -54,19 +54,13 @@ const SIGNATURE_SEGMENT_LENGTH = 86
  *   Ed25519 private key.
  * @example await signDetachedJws(jcs(body), { alg: 'EdDSA', kid, typ: 'a2a-capability+jws' }, privateKey)
  */
-export async function signDetachedJws(
-  payload: Uint8Array,
-  header: JwsProtectedHeader,
-  privateKey: KeyObject,
-): Promise<string> {
+export async function signDetachedJws(payload: Uint8Array, header: JwsProtectedHeader, privateKey: KeyObject): Promise<string> {
   assertEd25519KeyObject(privateKey, 'private')
   if (!(payload instanceof Uint8Array)) throw new TypeError('payload must be a Uint8Array')
   if (header?.alg !== JWS_ALG) throw new TypeError(`header.alg must be "${JWS_ALG}"`)
   const canonicalHeader = jcsText(header)
   const expectedSegment = encodeBase64url(new TextEncoder().encode(canonicalHeader))
-  const jws = await new FlattenedSign(payload)
-    .setProtectedHeader(JSON.parse(canonicalHeader) as JwsProtectedHeader)
-    .sign(privateKey)
+  const jws = await new FlattenedSign(payload).setProtectedHeader(JSON.parse(canonicalHeader) as JwsProtectedHeader).sign(privateKey)
   // jose serialises the header with JSON.stringify; that equals JCS unless a member name looks like an array
   // index (JavaScript then reorders it). Refuse rather than emit a header the verifier side would not rebuild.
   if (jws.protected !== expectedSegment) throw new TypeError('header cannot be serialised canonically')
@@ -109,11 +103,7 @@ export function decodeDetachedJws(jws: unknown): DetachedJwsDecoded {
  *
  * @throws TypeError only when `payload` is not a Uint8Array or `publicKey` is not an Ed25519 public key.
  */
-export async function verifyDetachedJws(
-  jws: unknown,
-  payload: Uint8Array,
-  publicKey: KeyObject,
-): Promise<DetachedJwsVerification> {
+export async function verifyDetachedJws(jws: unknown, payload: Uint8Array, publicKey: KeyObject): Promise<DetachedJwsVerification> {
   assertVerifyInputs(payload, publicKey)
   const decoded = decodeDetachedJws(jws)
   return decoded.ok ? verifyDecoded(decoded.value, payload, publicKey) : decoded

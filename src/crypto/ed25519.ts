@@ -6,14 +6,7 @@
  *
  * @module
  */
-import {
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  KeyObject,
-  sign as nodeSign,
-  verify as nodeVerify,
-} from 'node:crypto'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign as nodeSign, verify as nodeVerify } from 'node:crypto'
 import { decodeBase64urlStrict } from './base64url.js'
 import { KeyRejected } from './key-rejected.js'
 

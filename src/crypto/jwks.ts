@@ -47,10 +47,7 @@ export function findJwk(jwks: unknown, kid: string): JwksLookup {
   if (!Array.isArray(keys) || keys.length > MAX_JWKS_KEYS) {
     return fail('malformed_jwks', 'JWKS "keys" is not a list')
   }
-  const entry: unknown = keys.find(
-    (candidate: unknown) =>
-      typeof candidate === 'object' && candidate !== null && (candidate as { kid?: unknown }).kid === kid,
-  )
+  const entry: unknown = keys.find((candidate: unknown) => typeof candidate === 'object' && candidate !== null && (candidate as { kid?: unknown }).kid === kid)
   if (entry === undefined) return fail('unknown_kid', `kid ${JSON.stringify(kid)} is not in the JWKS`)
   const { alg, use, x } = entry as Record<string, unknown>
   if ((alg !== undefined && alg !== 'EdDSA') || (use !== undefined && use !== 'sig')) {

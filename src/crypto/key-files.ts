@@ -81,11 +81,7 @@ export function keyFilePath(dataDir: string, name: KeyName): string {
  *
  * @example await writePrivateKeyFile('card.json.key.pem', privateKey)
  */
-export async function writePrivateKeyFile(
-  path: string,
-  privateKey: KeyObject,
-  { exclusive = false }: { exclusive?: boolean } = {},
-): Promise<void> {
+export async function writePrivateKeyFile(path: string, privateKey: KeyObject, { exclusive = false }: { exclusive?: boolean } = {}): Promise<void> {
   await writeSecretFile(path, exportPkcs8Pem(privateKey), exclusive)
 }
 
@@ -223,7 +219,10 @@ async function ensurePrivateDirectory(dir: string): Promise<void> {
 async function createArchiveDirectory(dataDir: string, name: KeyName, now: Date): Promise<string> {
   const base = join(keysDirectory(dataDir), 'archive', name)
   await ensurePrivateDirectory(base)
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
   for (let attempt = 0; ; attempt += 1) {
     const dir = join(base, attempt === 0 ? stamp : `${stamp}-${attempt}`)
     try {

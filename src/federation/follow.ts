@@ -66,14 +66,19 @@ export async function follow(deps: FollowerDeps, delegation: Delegation): Promis
     return entry.save({ lastError: `follow: unknown remote status ${JSON.stringify(status)}`, polls: d.polls + 1, nextPollAt: next() })
   }
   // The outcome is final only if the peer's completion receipt verifies against the key pinned at delegation.
-  if (d.peerJwks === null) return entry.save({ lastError: 'follow: no pinned peer JWKS to verify the completion receipt', polls: d.polls + 1, nextPollAt: next() })
+  if (d.peerJwks === null)
+    return entry.save({ lastError: 'follow: no pinned peer JWKS to verify the completion receipt', polls: d.polls + 1, nextPollAt: next() })
   const verdict = await verifyA2AReceipt(body.receipt ?? null, outcome.text, { jwks: JSON.parse(d.peerJwks) as unknown })
   deps.metrics?.signatureVerified('receipt', verdict.ok)
   if (!verdict.ok) return entry.save({ lastError: `completion receipt did not verify: ${verdict.detail}`, polls: d.polls + 1, nextPollAt: next() })
   const artifacts = Array.isArray(body.artifacts) ? (body.artifacts as RemoteArtifact[]) : []
   // The peer's last `result` artifact on completion, its last `error` artifact (the reason) on failure.
   const carried = status === 'completed' ? 'result' : 'error'
-  const result = artifacts.filter((a) => a.name === carried && typeof a.data === 'string').map((a) => a.data as string).pop() ?? null
+  const result =
+    artifacts
+      .filter((a) => a.name === carried && typeof a.data === 'string')
+      .map((a) => a.data as string)
+      .pop() ?? null
   const summary = result ?? `${status} at ${d.peerIssuer ?? d.peerUrl}`
   if (status === 'completed') {
     await settle(() => deps.tasks.complete(d.tenantId, d.localTaskId, summary))

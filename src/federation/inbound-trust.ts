@@ -40,9 +40,10 @@ export class InboundTrustGate implements InboundGate {
   async check(request: InboundTaskRequest): Promise<InboundGateResult> {
     const lossless = request.body[LINEAGE_ENVELOPE_FIELD] === undefined ? null : parsePythonJson(request.raw)
     const carried = lossless !== null && isPyObject(lossless) ? lossless[LINEAGE_ENVELOPE_FIELD] : undefined
-    const claimedIssuer = isPyObject(carried as PyValue) && typeof (carried as Record<string, PyValue>)['source_issuer'] === 'string'
-      ? ((carried as Record<string, PyValue>)['source_issuer'] as string)
-      : undefined
+    const claimedIssuer =
+      isPyObject(carried as PyValue) && typeof (carried as Record<string, PyValue>)['source_issuer'] === 'string'
+        ? ((carried as Record<string, PyValue>)['source_issuer'] as string)
+        : undefined
 
     let verifiedIssuer: string | undefined
     let senderKey: string | undefined

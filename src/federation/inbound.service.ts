@@ -93,7 +93,11 @@ export function parseInboundTask(raw: string): InboundTaskRequest {
   const role = task['role'] ?? 'backend'
   if (typeof role !== 'string' || codePointLength(role) > MAX_ROLE) throw rejected("Invalid 'task.role'")
   // Stored text cannot hold U+0000 on PostgreSQL; refuse it here, on every engine, with this route's own statuses.
-  for (const [field, value] of [['id', id], ['message', message], ['role', role]] as const) {
+  for (const [field, value] of [
+    ['id', id],
+    ['message', message],
+    ['role', role],
+  ] as const) {
     if (value.includes(NUL)) throw rejected(`'task.${field}' must not contain the NUL character`)
   }
   return { sender: card, senderRaw: sender, task: { id, message, role: role.trim() === '' ? 'backend' : role }, body, raw }
@@ -188,42 +192,44 @@ export class InboundService {
     const existing = await this.#deps.store.repos.a2a.getInbound(key)
     if (existing) return this.#repeated(existing, request)
     const now = this.#deps.clock.now()
-    return this.#deps.store.transaction(async (repos) => {
-      const id = this.#deps.ids.shortId()
-      const view = await this.#deps.a2a.createWithin(repos, tenantId, {
-        sender: request.sender.name,
-        message: request.task.message,
-        role: request.task.role,
+    return this.#deps.store
+      .transaction(async (repos) => {
+        const id = this.#deps.ids.shortId()
+        const view = await this.#deps.a2a.createWithin(repos, tenantId, {
+          sender: request.sender.name,
+          message: request.task.message,
+          role: request.task.role,
+        })
+        const inbound: FederatedInbound = {
+          ...key,
+          id,
+          taskId: view.body.bernstein_task_id ?? '',
+          a2aTaskId: view.body.id,
+          message: request.task.message,
+          role: request.task.role,
+          createdAt: now,
+        }
+        if (!(await repos.a2a.insertInboundIfNew(inbound))) {
+          // A concurrent duplicate won the unique constraint: undo this attempt and answer with the winner.
+          throw new DuplicateDelivery()
+        }
+        await repos.a2a.upsertPeer({
+          tenantId,
+          name: request.sender.name,
+          endpoint: request.sender.endpoint,
+          capabilities: request.sender.capabilities,
+          status: 'active',
+          lastSeen: now,
+        })
+        for (const hook of hooks) await hook.onAccepted?.(repos, inbound.taskId)
+        return this.#answer(inbound, true)
       })
-      const inbound: FederatedInbound = {
-        ...key,
-        id,
-        taskId: view.body.bernstein_task_id ?? '',
-        a2aTaskId: view.body.id,
-        message: request.task.message,
-        role: request.task.role,
-        createdAt: now,
-      }
-      if (!(await repos.a2a.insertInboundIfNew(inbound))) {
-        // A concurrent duplicate won the unique constraint: undo this attempt and answer with the winner.
-        throw new DuplicateDelivery()
-      }
-      await repos.a2a.upsertPeer({
-        tenantId,
-        name: request.sender.name,
-        endpoint: request.sender.endpoint,
-        capabilities: request.sender.capabilities,
-        status: 'active',
-        lastSeen: now,
+      .catch(async (error: unknown) => {
+        if (!(error instanceof DuplicateDelivery)) throw error
+        const winner = await this.#deps.store.repos.a2a.getInbound(key)
+        if (!winner) throw error
+        return this.#repeated(winner, request)
       })
-      for (const hook of hooks) await hook.onAccepted?.(repos, inbound.taskId)
-      return this.#answer(inbound, true)
-    }).catch(async (error: unknown) => {
-      if (!(error instanceof DuplicateDelivery)) throw error
-      const winner = await this.#deps.store.repos.a2a.getInbound(key)
-      if (!winner) throw error
-      return this.#repeated(winner, request)
-    })
   }
 
   /**
@@ -254,4 +260,3 @@ export class InboundService {
     }
   }
 }
-

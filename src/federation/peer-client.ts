@@ -13,7 +13,8 @@ export function normalisePeerUrl(url: string): string {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new AppError('invalid_request', `peer URL '${url}' is not http(s)`)
   // fetch refuses such a URL on every attempt; the URL is not echoed, since it holds a secret.
-  if (parsed.username !== '' || parsed.password !== '') throw new AppError('invalid_request', 'a peer URL cannot carry credentials (user:password@); pass the peer token instead')
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new AppError('invalid_request', 'a peer URL cannot carry credentials (user:password@); pass the peer token instead')
   return url.replace(/\/+$/, '')
 }
 

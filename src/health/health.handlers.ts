@@ -5,7 +5,9 @@ import type { HealthService } from './health.service.js'
 export function healthRoutes(health: HealthService, contract: LoadedContract): RouteDefinition[] {
   const ready = async () => {
     const r = await health.readiness()
-    return r.ready ? { status: 200 as const, body: { status: 'ready' as const, reason: r.reason } } : { status: 503 as const, body: { status: 'not_ready' as const, reason: r.reason } }
+    return r.ready
+      ? { status: 200 as const, body: { status: 'ready' as const, reason: r.reason } }
+      : { status: 503 as const, body: { status: 'not_ready' as const, reason: r.reason } }
   }
   return [
     route('getRoot', 'get', '/', async () => ({ status: 200, body: { name: 'Bernstein Task Server', status: 'running', docs: '/docs' } })),

@@ -11,7 +11,9 @@ export function tenantFromHeader(raw: string | string[] | undefined): string {
   if (value === '') return 'default'
   if (!TENANT_PATTERN.test(value)) {
     throw new AppError('validation_failed', 'invalid tenant', {
-      issues: [{ loc: ['header', 'x-tenant-id'], msg: 'Tenant ids are 1-64 characters of letters, digits, dot, dash and underscore', type: 'string_pattern_mismatch' }],
+      issues: [
+        { loc: ['header', 'x-tenant-id'], msg: 'Tenant ids are 1-64 characters of letters, digits, dot, dash and underscore', type: 'string_pattern_mismatch' },
+      ],
     })
   }
   return value

@@ -8,7 +8,7 @@ import { STATUS_OF } from './problem.js'
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || (error.code === 'ECONNRESET')) {
+    if (!socket.writable || error.code === 'ECONNRESET') {
       socket.destroy()
       return
     }

@@ -30,7 +30,8 @@ export function pairHandlers(operations: OperationIndex, routes: readonly RouteD
     const operation = operations.operation(r.operationId)
     const declared = `${r.method.toUpperCase()} ${r.path}`
     if (operation === undefined) problems.push(`a handler for ${declared} names ${r.operationId}, which openapi.yaml does not have`)
-    else if (`${operation.method} ${operation.template}` !== declared) problems.push(`the handler of ${r.operationId} says ${declared}, openapi.yaml says ${operation.method} ${operation.template}`)
+    else if (`${operation.method} ${operation.template}` !== declared)
+      problems.push(`the handler of ${r.operationId} says ${declared}, openapi.yaml says ${operation.method} ${operation.template}`)
     if (byOperationId.has(r.operationId)) problems.push(`two handlers for ${r.operationId}`)
     byOperationId.set(r.operationId, r)
   }
@@ -38,7 +39,9 @@ export function pairHandlers(operations: OperationIndex, routes: readonly RouteD
   const targets = new Map<string, Target>()
   for (const operation of operations.operations) {
     const key = `${operation.method} ${operation.template}`
-    const mirrored = operation.template.startsWith(API_PREFIX + '/') ? byKey.get(`${operation.method} ${operation.template.slice(API_PREFIX.length)}`) : undefined
+    const mirrored = operation.template.startsWith(API_PREFIX + '/')
+      ? byKey.get(`${operation.method} ${operation.template.slice(API_PREFIX.length)}`)
+      : undefined
     const route = byOperationId.get(operation.operationId) ?? mirrored
     if (route === undefined) {
       problems.push(`${operation.operationId} (${key}) has no handler`)

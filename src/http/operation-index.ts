@@ -108,18 +108,22 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
   const body = operation['x-body']
   const headers = operation['x-security-headers']
   for (const key of Object.keys(operation)) {
-    if (key.startsWith('x-') && !(EXTENSIONS as readonly string[]).includes(key)) problems.push(`${where}: unknown extension ${key} (known: ${EXTENSIONS.join(', ')})`)
+    if (key.startsWith('x-') && !(EXTENSIONS as readonly string[]).includes(key))
+      problems.push(`${where}: unknown extension ${key} (known: ${EXTENSIONS.join(', ')})`)
   }
   if (isPublic && permission !== undefined) problems.push(`${where}: x-permission on a public operation (security: []); remove one of them`)
-  if (!isPublic && !oneOf(PERMISSIONS, permission)) problems.push(`${where}: x-permission must be one of ${PERMISSIONS.join(', ')} (got ${JSON.stringify(permission)})`)
-  if (bucket !== 'none' && !oneOf(RATE_LIMIT_BUCKETS, bucket)) problems.push(`${where}: x-rate-limit-bucket must be one of ${RATE_LIMIT_BUCKETS.join(', ')}, none (got ${JSON.stringify(bucket)})`)
+  if (!isPublic && !oneOf(PERMISSIONS, permission))
+    problems.push(`${where}: x-permission must be one of ${PERMISSIONS.join(', ')} (got ${JSON.stringify(permission)})`)
+  if (bucket !== 'none' && !oneOf(RATE_LIMIT_BUCKETS, bucket))
+    problems.push(`${where}: x-rate-limit-bucket must be one of ${RATE_LIMIT_BUCKETS.join(', ')}, none (got ${JSON.stringify(bucket)})`)
   if (exempt !== undefined && typeof exempt !== 'boolean') problems.push(`${where}: x-allowlist-exempt must be true or false (got ${JSON.stringify(exempt)})`)
   if (METHODS_WITH_CONTENT.has(method)) {
     if (!oneOf(BODY_READINGS, body)) problems.push(`${where}: x-body must be one of ${BODY_READINGS.join(', ')} (got ${JSON.stringify(body)})`)
   } else if (body !== undefined) {
     problems.push(`${where}: x-body on a ${method}, whose body is never read; remove it`)
   }
-  if (headers !== undefined && !oneOf(HEADER_SETS, headers)) problems.push(`${where}: x-security-headers must be one of ${HEADER_SETS.join(', ')} (got ${JSON.stringify(headers)})`)
+  if (headers !== undefined && !oneOf(HEADER_SETS, headers))
+    problems.push(`${where}: x-security-headers must be one of ${HEADER_SETS.join(', ')} (got ${JSON.stringify(headers)})`)
   return Object.freeze({
     public: isPublic,
     permission: oneOf(PERMISSIONS, permission) ? permission : 'node-operator',
@@ -153,7 +157,8 @@ const byMethod = (overrides: Partial<AccessPolicy>): ByMethod => {
   const of = (method: string): AccessPolicy => Object.freeze({ ...closedPolicy(method), ...overrides })
   return { post: of('POST'), otherWrite: of('PUT'), read: of('GET') }
 }
-const pick = (policies: ByMethod, method: string): AccessPolicy => (method === 'POST' ? policies.post : WRITE_METHODS.has(method) ? policies.otherWrite : policies.read)
+const pick = (policies: ByMethod, method: string): AccessPolicy =>
+  method === 'POST' ? policies.post : WRITE_METHODS.has(method) ? policies.otherWrite : policies.read
 
 /**
  * Requests for a path the contract does not have are fail-closed, except under two prefixes that are not operations

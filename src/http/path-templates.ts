@@ -93,7 +93,10 @@ export class PathTemplates<T> {
 }
 
 /** Percent-decodes parameter values; on a value that is not valid percent-encoded UTF-8, the name of its parameter. */
-export function decodeParameters(names: readonly string[], raw: readonly string[]): { readonly params: Record<string, string> } | { readonly undecodable: string } {
+export function decodeParameters(
+  names: readonly string[],
+  raw: readonly string[],
+): { readonly params: Record<string, string> } | { readonly undecodable: string } {
   const params: Record<string, string> = {}
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string

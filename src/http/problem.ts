@@ -137,7 +137,9 @@ function nulLocation(req: Request): (string | number)[] {
  * size) says nothing about the limit it broke.
  */
 function tooLargeDetail(req: Request, error: HttpLikeError): string {
-  const contentEncoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
+  const contentEncoding = String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase()
   if (contentEncoding !== 'identity') return `Decoded request body exceeds ${BODY_LIMIT_BYTES}-byte limit`
   const declared = Number(req.headers['content-length'])
   const size = Number.isSafeInteger(declared) && declared > 0 ? declared : error.length

@@ -45,17 +45,44 @@ export class PrometheusMetrics implements Metrics {
   constructor(registry: Registry) {
     this.registry = registry
     const registers = [registry]
-    this.#requests = once(registry, 'bernstein_http_requests_total', () =>
-      new Counter({ name: 'bernstein_http_requests_total', help: 'HTTP requests by operationId and status', labelNames: ['operation_id', 'method', 'status'], registers }),
+    this.#requests = once(
+      registry,
+      'bernstein_http_requests_total',
+      () =>
+        new Counter({
+          name: 'bernstein_http_requests_total',
+          help: 'HTTP requests by operationId and status',
+          labelNames: ['operation_id', 'method', 'status'],
+          registers,
+        }),
     )
-    this.#latency = once(registry, 'bernstein_http_request_duration_seconds', () =>
-      new Histogram({ name: 'bernstein_http_request_duration_seconds', help: 'HTTP request latency by operationId', labelNames: ['operation_id'], buckets: LATENCY_BUCKETS, registers }),
+    this.#latency = once(
+      registry,
+      'bernstein_http_request_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'bernstein_http_request_duration_seconds',
+          help: 'HTTP request latency by operationId',
+          labelNames: ['operation_id'],
+          buckets: LATENCY_BUCKETS,
+          registers,
+        }),
     )
-    this.#signed = once(registry, 'bernstein_signatures_made_total', () =>
-      new Counter({ name: 'bernstein_signatures_made_total', help: 'Ed25519 signatures made (receipts, capability cards, agent cards)', labelNames: ['kind'], registers }),
+    this.#signed = once(
+      registry,
+      'bernstein_signatures_made_total',
+      () =>
+        new Counter({
+          name: 'bernstein_signatures_made_total',
+          help: 'Ed25519 signatures made (receipts, capability cards, agent cards)',
+          labelNames: ['kind'],
+          registers,
+        }),
     )
-    this.#verified = once(registry, 'bernstein_signatures_verified_total', () =>
-      new Counter({ name: 'bernstein_signatures_verified_total', help: 'Signatures verified, by verdict', labelNames: ['kind', 'result'], registers }),
+    this.#verified = once(
+      registry,
+      'bernstein_signatures_verified_total',
+      () => new Counter({ name: 'bernstein_signatures_verified_total', help: 'Signatures verified, by verdict', labelNames: ['kind', 'result'], registers }),
     )
   }
 
@@ -104,5 +131,7 @@ export class PrometheusMetrics implements Metrics {
 
 /** `GET /metrics`: the registry in Prometheus' text format (who may read it is decided by auth/authorize). */
 export function metricsRoutes(metrics: PrometheusMetrics): RouteDefinition[] {
-  return [route('getMetrics', 'get', '/metrics', async () => ({ status: 200, raw: await metrics.registry.metrics(), contentType: metrics.registry.contentType }))]
+  return [
+    route('getMetrics', 'get', '/metrics', async () => ({ status: 200, raw: await metrics.registry.metrics(), contentType: metrics.registry.contentType })),
+  ]
 }

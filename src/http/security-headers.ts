@@ -22,11 +22,14 @@ type HeaderTarget = Pick<ServerResponse, 'setHeader' | 'removeHeader'>
 export function recordHeaders(middleware: RequestHandler): (res: HeaderTarget) => void {
   const set: [string, string | number | readonly string[]][] = []
   const removed: string[] = []
-  const request = new Proxy({}, {
-    get() {
-      throw new Error('helmet read the request: its headers cannot be recorded once')
+  const request = new Proxy(
+    {},
+    {
+      get() {
+        throw new Error('helmet read the request: its headers cannot be recorded once')
+      },
     },
-  })
+  )
   const recorder: HeaderTarget = {
     setHeader(name, value) {
       set.push([name, value])

@@ -15,7 +15,10 @@ import { type Utf8Fault, findUtf8Fault } from '../text/utf8.js'
 export function rejectLoneSurrogates(): RequestHandler {
   return (req, _res, next) => {
     const at = req.body === undefined ? null : findLoneSurrogate(req.body)
-    if (at) throw new AppError('validation_failed', LONE_SURROGATE_MESSAGE, { issues: [{ loc: ['body', ...at], msg: LONE_SURROGATE_MESSAGE, type: 'string_unicode' }] })
+    if (at)
+      throw new AppError('validation_failed', LONE_SURROGATE_MESSAGE, {
+        issues: [{ loc: ['body', ...at], msg: LONE_SURROGATE_MESSAGE, type: 'string_unicode' }],
+      })
     next()
   }
 }
@@ -41,7 +44,8 @@ export function requireUtf8(refuse: (fault: Utf8Fault, bytes: Buffer) => AppErro
 }
 
 const utf8Json: BodyVerifier = requireUtf8(
-  (fault) => new AppError('validation_failed', 'JSON decode error', { issues: [{ loc: ['body', fault.charOffset], msg: 'JSON decode error', type: 'json_invalid' }] }),
+  (fault) =>
+    new AppError('validation_failed', 'JSON decode error', { issues: [{ loc: ['body', fault.charOffset], msg: 'JSON decode error', type: 'json_invalid' }] }),
 )
 
 /**

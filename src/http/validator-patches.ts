@@ -60,7 +60,9 @@ interface ValidatorContext {
   isManagedRoute(path: string): boolean
 }
 type ResponseDocument = { readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>> } | null | undefined
-type ValidatorPrototype = { metadataMiddleware: ((context: ValidatorContext, responseApiDoc: ResponseDocument) => RequestHandler) & { readonly indexed?: true } }
+type ValidatorPrototype = {
+  metadataMiddleware: ((context: ValidatorContext, responseApiDoc: ResponseDocument) => RequestHandler) & { readonly indexed?: true }
+}
 
 /** One documented route, with everything a lookup needs computed once. */
 interface IndexedRoute {
@@ -165,7 +167,10 @@ export function indexedOperationLookup(context: ValidatorContext, responseApiDoc
 function indexOperationLookup(): void {
   const prototype = validatorModule.OpenApiValidator.prototype as unknown as ValidatorPrototype
   if (prototype.metadataMiddleware.indexed) return
-  prototype.metadataMiddleware = Object.assign((context: ValidatorContext, responseApiDoc: ResponseDocument) => indexedOperationLookup(context, responseApiDoc), { indexed: true as const })
+  prototype.metadataMiddleware = Object.assign(
+    (context: ValidatorContext, responseApiDoc: ResponseDocument) => indexedOperationLookup(context, responseApiDoc),
+    { indexed: true as const },
+  )
 }
 
 /** Whether the validator now finds operations with {@link indexedOperationLookup}. */

@@ -136,7 +136,12 @@ export class NodeIdentity {
         { name: 'status', description: 'Health and readiness probes' },
       ],
       skills: [
-        { id: 'task-orchestration', name: 'Task orchestration', description: 'Runs delegated coding tasks with an auditable lineage', tags: ['orchestration', 'a2a'] },
+        {
+          id: 'task-orchestration',
+          name: 'Task orchestration',
+          description: 'Runs delegated coding tasks with an auditable lineage',
+          tags: ['orchestration', 'a2a'],
+        },
       ],
       defaultInputModes: ['text', 'application/json'],
       defaultOutputModes: ['application/json'],

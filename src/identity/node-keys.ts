@@ -40,7 +40,10 @@ export async function loadNodeKeys(dataDir: string, now: Date = new Date()): Pro
   const receipt = await load(dataDir, 'receipt', RECEIPT_KID_PREFIX)
   const capabilityCard = await load(dataDir, 'capability-card', 'a2a-capability')
   const archived: JwksKey[] = []
-  for (const [name, prefix] of [['agent-card', AGENT_CARD_KID_PREFIX], ['receipt', RECEIPT_KID_PREFIX]] as const) {
+  for (const [name, prefix] of [
+    ['agent-card', AGENT_CARD_KID_PREFIX],
+    ['receipt', RECEIPT_KID_PREFIX],
+  ] as const) {
     for (const key of await listArchivedKeys(dataDir, name, { now })) archived.push(jwksEntry(key.publicKey, derivedKid(prefix, key.publicKey)))
   }
   return { agentCard, receipt, capabilityCard, archived }

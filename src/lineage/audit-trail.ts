@@ -70,7 +70,11 @@ export class AuditTrail implements TaskObserver {
   }
 
   /** Appends the cross-org boundary entry for an envelope received from a peer (§7.2). */
-  async appendBoundary(repos: Repositories, envelope: LineageEnvelope, options: Pick<CrossOrgBoundaryOptions, 'actor' | 'ticketId' | 'lifecycleEventId'>): Promise<TrackerAuditEntry> {
+  async appendBoundary(
+    repos: Repositories,
+    envelope: LineageEnvelope,
+    options: Pick<CrossOrgBoundaryOptions, 'actor' | 'ticketId' | 'lifecycleEventId'>,
+  ): Promise<TrackerAuditEntry> {
     const head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
     const entry = buildCrossOrgBoundaryEntry(envelope, {
       ...options,
@@ -117,7 +121,12 @@ export class AuditTrail implements TaskObserver {
     return { session_id: actor ?? task.assignedAgent ?? 'bernstein-a2a', role: task.role, model: 'none' }
   }
 
-  async #store(repos: Repositories, head: { headHash: string; length: number }, entry: TrackerAuditEntry, line = trackerEntryLine(entry).slice(0, -1)): Promise<TrackerAuditEntry> {
+  async #store(
+    repos: Repositories,
+    head: { headHash: string; length: number },
+    entry: TrackerAuditEntry,
+    line = trackerEntryLine(entry).slice(0, -1),
+  ): Promise<TrackerAuditEntry> {
     await repos.chains.append(TRACKER_AUDIT_CHAIN, head, {
       entryHash: entry.entry_hash,
       ticketId: entry.ticket_id,

@@ -50,10 +50,7 @@ export interface CrossOrgBoundaryOptions {
  * source issuer and digest are bound only through those hashes, not stored as fields. Append its
  * `trackerEntryLine` to the receiver's log; it verifies with the receiver's key like any other entry.
  */
-export function buildCrossOrgBoundaryEntry(
-  envelope: LineageEnvelope,
-  options: CrossOrgBoundaryOptions,
-): TrackerAuditEntry {
+export function buildCrossOrgBoundaryEntry(envelope: LineageEnvelope, options: CrossOrgBoundaryOptions): TrackerAuditEntry {
   return buildTrackerEntry(
     {
       trackerName: CROSS_ORG_BOUNDARY_MARKER,

@@ -9,13 +9,7 @@ import type { PyObject, PyValue } from '../canonical/python-json.js'
 import type { Schema } from '../contract.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import { type Result, fail, ok } from '../result.js'
-import {
-  GENESIS_PREV_HASH,
-  computeTrackerEntryHash,
-  parseTrackerEntry,
-  trackerEntryBody,
-  trackerEntryBytes,
-} from './tracker-entry.js'
+import { GENESIS_PREV_HASH, computeTrackerEntryHash, parseTrackerEntry, trackerEntryBody, trackerEntryBytes } from './tracker-entry.js'
 import type { TrackerAuditEntry } from './tracker-entry.js'
 
 /** Field name of the envelope inside an A2A message. */
@@ -201,9 +195,7 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
     return reject('digest_mismatch', `lineage envelope chain_digest mismatch (carried ${digest}, recomputed ${recomputed})`)
   }
   const version = pythonInt(
-    Object.prototype.hasOwnProperty.call(payload, 'schema_version')
-      ? (payload['schema_version'] as PyValue)
-      : LINEAGE_ENVELOPE_SCHEMA_VERSION,
+    Object.prototype.hasOwnProperty.call(payload, 'schema_version') ? (payload['schema_version'] as PyValue) : LINEAGE_ENVELOPE_SCHEMA_VERSION,
   )
   if (typeof version === 'string') return reject('invalid_schema_version', version)
 
@@ -252,10 +244,7 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
  * Extracts and parses the envelope carried in an A2A message (`LineageEnvelope.from_envelope_field`). A message
  * without the field (or with a non-object there) is rejected with Bernstein's text.
  */
-export function parseLineageEnvelopeField(
-  a2aEnvelope: PyValue,
-  options: LineageEnvelopeParseOptions = {},
-): LineageEnvelopeResult {
+export function parseLineageEnvelopeField(a2aEnvelope: PyValue, options: LineageEnvelopeParseOptions = {}): LineageEnvelopeResult {
   const payload = isPyObject(a2aEnvelope) ? a2aEnvelope[LINEAGE_ENVELOPE_FIELD] : undefined
   if (!isPyObject(payload)) {
     return reject('missing_field', `A2A envelope missing '${LINEAGE_ENVELOPE_FIELD}' field`)

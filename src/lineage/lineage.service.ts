@@ -1,6 +1,13 @@
 import { AppError } from '../errors.js'
 import { type LineageEnvelope, wrapLineageChain } from './envelope.js'
-import { GENESIS_PREV_HASH, type TrackerAuditEntry, type TrackerAuditFailure, type TrackerAuditVerifyResult, TrackerAuditVerifier, type TrackerLineFailure } from './tracker-audit.js'
+import {
+  GENESIS_PREV_HASH,
+  type TrackerAuditEntry,
+  type TrackerAuditFailure,
+  type TrackerAuditVerifyResult,
+  TrackerAuditVerifier,
+  type TrackerLineFailure,
+} from './tracker-audit.js'
 import type { ChainLine } from '../store/chain.repository.js'
 import type { Store } from '../store/store.js'
 import { type Result, fail, ok } from '../result.js'
@@ -46,7 +53,9 @@ export class LineageService {
     let after = 0
     if (input.cursor !== undefined) {
       if (!/^\d{1,12}$/.test(input.cursor)) {
-        throw new AppError('validation_failed', 'invalid cursor', { issues: [{ loc: ['query', 'cursor'], msg: 'Invalid pagination cursor', type: 'value_error' }] })
+        throw new AppError('validation_failed', 'invalid cursor', {
+          issues: [{ loc: ['query', 'cursor'], msg: 'Invalid pagination cursor', type: 'value_error' }],
+        })
       }
       after = Number(input.cursor)
     }
@@ -106,7 +115,12 @@ export class LineageService {
           const text = decodeUtf8Strict(raw).trim()
           if (text === '') continue
           const entry = parseStoredTrackerLine(text)
-          await repos.chains.append(TRACKER_AUDIT_CHAIN, head, { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line: text })
+          await repos.chains.append(TRACKER_AUDIT_CHAIN, head, {
+            entryHash: entry.entry_hash,
+            ticketId: entry.ticket_id,
+            trackerName: entry.tracker_name,
+            line: text,
+          })
           head = { headHash: entry.entry_hash, length: head.length + 1 }
           count += 1
         }

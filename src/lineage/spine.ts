@@ -129,7 +129,9 @@ export function buildSpineRow(input: SpineRowInput, lineageKey: Uint8Array): Spi
   if (input.tracestate !== undefined) row.tracestate = input.tracestate
   if (input.baggage !== undefined) row.baggage = input.baggage
   row.entry_hash = computeSpineEntryHash(row)
-  row.hmac = createHmac('sha256', lineageKey).update(pythonCanonicalBytes(spineRowBody(row, false))).digest('hex')
+  row.hmac = createHmac('sha256', lineageKey)
+    .update(pythonCanonicalBytes(spineRowBody(row, false)))
+    .digest('hex')
   return row
 }
 
@@ -161,18 +163,7 @@ export interface SpineVerifyResult {
   errors: string[]
 }
 
-const REQUIRED_ROW_FIELDS = [
-  'v',
-  'prev_hash',
-  'artifact_path',
-  'content_hash',
-  'actor',
-  'step_id',
-  'model',
-  'timestamp',
-  'entry_hash',
-  'hmac',
-]
+const REQUIRED_ROW_FIELDS = ['v', 'prev_hash', 'artifact_path', 'content_hash', 'actor', 'step_id', 'model', 'timestamp', 'entry_hash', 'hmac']
 
 // Python's int() of a timestamp value; undefined where Python raises TypeError/ValueError.
 function pyIntOf(value: PyValue): bigint | undefined {
@@ -225,11 +216,7 @@ export interface SpineVerifyOptions {
  * checked and every problem reported (`line 2: entry_hash mismatch`, `line 1: hmac mismatch`, …). v2 rows use the
  * HKDF-derived key and the domain tag, v1 rows the raw master key and no tag. Never throws on bad data.
  */
-export function verifySpine(
-  content: Uint8Array | string,
-  masterKey: Uint8Array,
-  options: SpineVerifyOptions = {},
-): SpineVerifyResult {
+export function verifySpine(content: Uint8Array | string, masterKey: Uint8Array, options: SpineVerifyOptions = {}): SpineVerifyResult {
   const lines = splitSpine(content)
   if (lines.length === 1 && (lines[0] as string | Uint8Array).length === 0) {
     return { status: 'no_entries', count: 0, errors: [] }

@@ -5,16 +5,7 @@
  * @module
  */
 import { createHmac, randomUUID } from 'node:crypto'
-import {
-  PyFloat,
-  isPyFloat,
-  isPyInt,
-  isPyObject,
-  pythonCanonicalBytes,
-  pythonRepr,
-  pythonStr,
-  pythonTypeName,
-} from '../canonical/python-json.js'
+import { PyFloat, isPyFloat, isPyInt, isPyObject, pythonCanonicalBytes, pythonRepr, pythonStr, pythonTypeName } from '../canonical/python-json.js'
 import type { PyObject, PyValue } from '../canonical/python-json.js'
 import { sha256Prefixed } from '../crypto/sha256-prefixed.js'
 import { type Result, fail, ok } from '../result.js'
@@ -336,14 +327,7 @@ export function parseTrackerEntry(value: PyValue): TrackerEntryParseResult {
   if (!Number.isFinite(costNumber)) return invalid('Out of range float values are not JSON compliant')
 
   const optional: Record<string, string | null> = {}
-  for (const key of [
-    'etag_before',
-    'etag_after',
-    'idempotency_key',
-    'lifecycle_event_id',
-    'failure_category',
-    'failure_detail',
-  ]) {
+  for (const key of ['etag_before', 'etag_after', 'idempotency_key', 'lifecycle_event_id', 'failure_category', 'failure_detail']) {
     const field = optionalString(value, key)
     if (!field.ok) return field
     optional[key] = field.value

@@ -54,12 +54,13 @@ const ACTOR_FIELDS = ['session_id', 'role', 'model'] as const
 
 /** The keys in canonical order, each with its `{"key":` or `,"key":` lead as a pattern. */
 function sortedLeads(keys: readonly string[]): Array<{ key: string; lead: string }> {
-  return [...keys]
-    .sort(compareCodePoints)
-    .map((key, i) => ({ key, lead: `${i === 0 ? '\\{' : ','}${escapeRegExp(JSON.stringify(key))}:` }))
+  return [...keys].sort(compareCodePoints).map((key, i) => ({ key, lead: `${i === 0 ? '\\{' : ','}${escapeRegExp(JSON.stringify(key))}:` }))
 }
 
-const ACTOR_PATTERN = sortedLeads(ACTOR_FIELDS).map(({ lead }) => lead + CANONICAL_STRING).join('') + '\\}'
+const ACTOR_PATTERN =
+  sortedLeads(ACTOR_FIELDS)
+    .map(({ lead }) => lead + CANONICAL_STRING)
+    .join('') + '\\}'
 const OPTIONAL_STRING = `(?:null|${CANONICAL_STRING})`
 
 // Each entry key with the pattern of a value that passes the slow path's schema check (parseTrackerEntry).

@@ -58,7 +58,12 @@ export class ReceiptAttestor implements Attestor {
       },
       this.#lineageKey,
     )
-    await repos.chains.append(RECEIPT_SPINE_CHAIN, head, { entryHash: row.entry_hash, ticketId: body.id, trackerName: kind, line: spineRowLine(row).slice(0, -1) })
+    await repos.chains.append(RECEIPT_SPINE_CHAIN, head, {
+      entryHash: row.entry_hash,
+      ticketId: body.id,
+      trackerName: kind,
+      line: spineRowLine(row).slice(0, -1),
+    })
     const metrics = this.#deps.metrics ?? noMetrics
     const receipt = await buildReceipt({
       response,

@@ -11,11 +11,7 @@ import { HEAD_SIGNATURE_ALG, canonicalResponseBytes, contentHash, receiptBinding
 import type { A2ATaskReceipt } from './receipt.js'
 
 /** Verifies an Ed25519 signature; must return false (not throw) for a bad one. */
-export type Ed25519Verifier = (args: {
-  publicKey: Uint8Array
-  message: Uint8Array
-  signature: Uint8Array
-}) => boolean | Promise<boolean>
+export type Ed25519Verifier = (args: { publicKey: Uint8Array; message: Uint8Array; signature: Uint8Array }) => boolean | Promise<boolean>
 
 /** Options of {@link verifyReceipt}. */
 export interface VerifyReceiptOptions {
@@ -135,9 +131,7 @@ async function verifyHeadSignature(
     }
   }
   if (!valid) return refused('head_signature.signature_b64 does not verify against head_sha256')
-  const keyId = Object.prototype.hasOwnProperty.call(headSignature, 'key_id')
-    ? pythonStr(headSignature['key_id'] as PyValue)
-    : ''
+  const keyId = Object.prototype.hasOwnProperty.call(headSignature, 'key_id') ? pythonStr(headSignature['key_id'] as PyValue) : ''
   return ok(keyId || null)
 }
 
@@ -205,12 +199,7 @@ export async function verifyReceipt(
     failures.push('head_signature is missing - the response carries no proof of execution')
     return failed(failures, recomputed)
   }
-  const head = await verifyHeadSignature(
-    receiptBindingDigest(receipt),
-    receipt.head_signature,
-    options.trustedJwk,
-    options.verifyEd25519,
-  )
+  const head = await verifyHeadSignature(receiptBindingDigest(receipt), receipt.head_signature, options.trustedJwk, options.verifyEd25519)
   if (!head.ok) failures.push(`head_signature: ${head.detail}`)
   if (options.checkKid ?? true) failures.push(...kidFailures(receipt, options.trustedJwk))
 

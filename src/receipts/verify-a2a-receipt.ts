@@ -62,7 +62,11 @@ export function withoutReceipt(value: PyValue): PyValue {
  * const text = await res.text()
  * const verdict = await verifyA2AReceipt(JSON.parse(text).receipt, text, { jwks: await (await fetch(`${base}/.well-known/agent.json/keys`)).json() })
  */
-export async function verifyA2AReceipt(receipt: unknown, response: string | Uint8Array | PyValue, options: VerifyA2AReceiptOptions = {}): Promise<A2AReceiptResult> {
+export async function verifyA2AReceipt(
+  receipt: unknown,
+  response: string | Uint8Array | PyValue,
+  options: VerifyA2AReceiptOptions = {},
+): Promise<A2AReceiptResult> {
   if (typeof options !== 'object' || options === null) return fail('invalid_argument', 'options must be an object ({ jwks } or { trustedJwk })')
   if (options.trustedJwk !== undefined && !isPlainObject(options.trustedJwk)) return fail('invalid_argument', 'options.trustedJwk must be a JWK object')
   let receiptValue: PyValue
@@ -97,7 +101,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Pin the receipt signer: the node's JWKS (`/.well-known/agent.json/keys`), or one JWK. */
-export type ReceiptTrust = { readonly jwks: unknown; readonly trustedJwk?: never } | { readonly trustedJwk: Readonly<Record<string, unknown>>; readonly jwks?: never }
+export type ReceiptTrust =
+  | { readonly jwks: unknown; readonly trustedJwk?: never }
+  | { readonly trustedJwk: Readonly<Record<string, unknown>>; readonly jwks?: never }
 
 /**
  * Verifies the receipt carried by an A2A task response, offline, against the exact response bytes: the content
@@ -115,7 +121,7 @@ export type ReceiptTrust = { readonly jwks: unknown; readonly trustedJwk?: never
 export async function verifyTaskReceipt(responseText: string, trust: ReceiptTrust): Promise<A2AReceiptResult> {
   if (typeof responseText !== 'string') return fail('invalid_argument', 'responseText must be the response body as a string')
   if (!isPlainObject(trust) || (trust.jwks === undefined && trust.trustedJwk === undefined)) {
-    return fail('invalid_argument', 'trust must be { jwks } (the node\'s /.well-known/agent.json/keys) or { trustedJwk }')
+    return fail('invalid_argument', "trust must be { jwks } (the node's /.well-known/agent.json/keys) or { trustedJwk }")
   }
   let receipt: unknown
   try {

@@ -1,5 +1,15 @@
 import { type Selectable, sql } from 'kysely'
-import type { A2AArtifact, ArtifactUsage, A2AMessage, A2ATaskRecord, A2ATaskWithLinkedState, FederatedInbound, InboundKey, MessageDirection, Peer } from '../a2a/a2a-task.js'
+import type {
+  A2AArtifact,
+  ArtifactUsage,
+  A2AMessage,
+  A2ATaskRecord,
+  A2ATaskWithLinkedState,
+  FederatedInbound,
+  InboundKey,
+  MessageDirection,
+  Peer,
+} from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
 import { Repository } from './repository.js'
@@ -102,22 +112,27 @@ export class A2ARepository extends Repository {
     const artifacts: A2AArtifact[] = []
     for (const r of rows) {
       if (r.artifact_seq === null) continue
-      artifacts.push(toArtifact({ name: r.artifact_name as string, content_type: r.artifact_content_type as string, data: r.artifact_data as string, created_at: r.artifact_created_at as number }))
+      artifacts.push(
+        toArtifact({
+          name: r.artifact_name as string,
+          content_type: r.artifact_content_type as string,
+          data: r.artifact_data as string,
+          created_at: r.artifact_created_at as number,
+        }),
+      )
     }
     return {
       record: A2A_TASK.toDomain(first),
-      linked: first.linked_status === null || first.linked_updated_at === null ? undefined : { status: first.linked_status as TaskStatus, updatedAt: Number(first.linked_updated_at) },
+      linked:
+        first.linked_status === null || first.linked_updated_at === null
+          ? undefined
+          : { status: first.linked_status as TaskStatus, updatedAt: Number(first.linked_updated_at) },
       artifacts,
     }
   }
 
   async findByBernsteinTask(tenantId: string, bernsteinTaskId: string): Promise<A2ATaskRecord[]> {
-    const rows = await this.db
-      .selectFrom('a2a_tasks')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('bernstein_task_id', '=', bernsteinTaskId)
-      .execute()
+    const rows = await this.db.selectFrom('a2a_tasks').selectAll().where('tenant_id', '=', tenantId).where('bernstein_task_id', '=', bernsteinTaskId).execute()
     return rows.map(A2A_TASK.toDomain)
   }
 
@@ -227,7 +242,10 @@ export class A2ARepository extends Repository {
   }
 
   async countPeers(): Promise<number> {
-    const row = await this.db.selectFrom('peers').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()
+    const row = await this.db
+      .selectFrom('peers')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow()
     return Number(row.n)
   }
 }

@@ -65,7 +65,11 @@ export class ChainRepository extends Repository {
     // created, by whichever transaction gets there first, and then read again under the lock.
     const existing = await this.#selectHead(chain)
     if (existing !== undefined) return existing
-    await this.db.insertInto('chain_heads').values({ chain, head_hash: genesis, length: 0 }).onConflict((oc) => oc.column('chain').doNothing()).execute()
+    await this.db
+      .insertInto('chain_heads')
+      .values({ chain, head_hash: genesis, length: 0 })
+      .onConflict((oc) => oc.column('chain').doNothing())
+      .execute()
     const created = await this.#selectHead(chain)
     if (created === undefined) throw new Error(`chain head '${chain}' vanished while it was being created`)
     return created
@@ -88,7 +92,14 @@ export class ChainRepository extends Repository {
       await APPEND_AND_MOVE_HEAD.execute(this.db, this.engine, chain, position, entry.entryHash, entry.ticketId, entry.trackerName, entry.line)
       return position
     }
-    await INSERT_ENTRY.execute(this.db, this.engine, { chain, position, entry_hash: entry.entryHash, ticket_id: entry.ticketId, tracker_name: entry.trackerName, line: entry.line })
+    await INSERT_ENTRY.execute(this.db, this.engine, {
+      chain,
+      position,
+      entry_hash: entry.entryHash,
+      ticket_id: entry.ticketId,
+      tracker_name: entry.trackerName,
+      line: entry.line,
+    })
     await UPDATE_HEAD.execute(this.db, this.engine, chain, entry.entryHash, position)
     return position
   }

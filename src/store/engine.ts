@@ -4,11 +4,7 @@ import type { CreateTableBuilder } from 'kysely'
 export type Engine = 'sqlite' | 'postgres'
 
 /** An auto-incrementing integer primary key: `integer primary key autoincrement` vs an identity column. */
-export function serialPrimaryKey<T extends string>(
-  engine: Engine,
-  builder: CreateTableBuilder<T, never>,
-  column: string,
-): CreateTableBuilder<T, string> {
+export function serialPrimaryKey<T extends string>(engine: Engine, builder: CreateTableBuilder<T, never>, column: string): CreateTableBuilder<T, string> {
   return engine === 'sqlite'
     ? builder.addColumn(column, 'integer', (c) => c.primaryKey().autoIncrement())
     : builder.addColumn(column, 'integer', (c) => c.primaryKey().generatedAlwaysAsIdentity())

@@ -81,7 +81,11 @@ export class FederationRepository extends Repository {
       await this.db
         .updateTable('federation_ledger')
         .set({ next_poll_at: leaseUntil })
-        .where('id', 'in', rows.map((r) => r.id))
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
         .execute()
     }
     return rows.map(DELEGATION.toDomain)

@@ -54,7 +54,9 @@ export interface RowMapping<Domain, Row> {
  * @example const TOKEN = rowMapping<ApiToken, ApiTokenRow>()({ id: 'id', createdAt: ['created_at', integer], … })
  */
 export function rowMapping<Domain, Row>() {
-  return <const Spec extends Columns<Domain, Row>>(spec: Spec & EveryColumn<Row, Spec> & Record<Exclude<keyof Spec, keyof Domain>, never>): RowMapping<Domain, Row> => {
+  return <const Spec extends Columns<Domain, Row>>(
+    spec: Spec & EveryColumn<Row, Spec> & Record<Exclude<keyof Spec, keyof Domain>, never>,
+  ): RowMapping<Domain, Row> => {
     const entries = Object.entries(spec as Record<string, string | readonly [string, Conversion<unknown, unknown>]>).map(([field, entry]) =>
       typeof entry === 'string' ? { field, column: entry, conversion: undefined } : { field, column: entry[0], conversion: entry[1] },
     )

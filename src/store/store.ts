@@ -41,7 +41,14 @@ export class Store {
   }
 
   static #bind(db: Connection['db'], engine: Engine): Repositories {
-    return { tasks: new TaskRepository(db, engine), a2a: new A2ARepository(db, engine), tokens: new TokenRepository(db, engine), chains: new ChainRepository(db, engine), documents: new DocumentRepository(db, engine), federation: new FederationRepository(db, engine) }
+    return {
+      tasks: new TaskRepository(db, engine),
+      a2a: new A2ARepository(db, engine),
+      tokens: new TokenRepository(db, engine),
+      chains: new ChainRepository(db, engine),
+      documents: new DocumentRepository(db, engine),
+      federation: new FederationRepository(db, engine),
+    }
   }
 
   get engine(): Engine {

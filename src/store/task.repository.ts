@@ -89,9 +89,7 @@ export class TaskRepository extends Repository {
     if (query.role) q = q.where('role', '=', query.role)
     const after = query.after
     if (after) {
-      q = q.where((eb) =>
-        eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
-      )
+      q = q.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]))
     }
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute()
     return rows.map(TASK.toDomain)

@@ -251,9 +251,7 @@ export class TaskService {
   #conflict(id: string, current: number, expected: number | undefined): AppError {
     return new AppError(
       'version_conflict',
-      expected === undefined
-        ? `Task '${id}' was modified concurrently; retry`
-        : `Version conflict on task '${id}': expected ${expected}, current ${current}`,
+      expected === undefined ? `Task '${id}' was modified concurrently; retry` : `Version conflict on task '${id}': expected ${expected}, current ${current}`,
     )
   }
 

@@ -17,8 +17,7 @@ interface VerifyCase {
   errors: string[]
   verified_key_id: string | null
 }
-const cases = vectorJson<{ verify_task_receipt: Record<string, VerifyCase> }>('a2a_receipt', 'receipt.meta.json')
-  .verify_task_receipt
+const cases = vectorJson<{ verify_task_receipt: Record<string, VerifyCase> }>('a2a_receipt', 'receipt.meta.json').verify_task_receipt
 
 const RECEIPT = vectorPath('a2a_receipt', 'receipt.json')
 const WIRE = vectorPath('a2a_receipt', 'response_wire.json')
@@ -27,8 +26,8 @@ const CONTENT = 'sha256:2ed07ef77ef1e15b73d8fdec1bb70ea65fb50e431b7c8f3d94c3e42c
 const WARNING =
   "signature verified against the receipt's own embedded key (trust-on-first-use); the key is not pinned. " +
   "Pass --trusted-jwk to verify provenance against the operator's published key."
-const embeddedJwk = (JSON.parse(vectorText('a2a_receipt', 'receipt.json')) as { head_signature: { public_key_jwk: Record<string, string> } })
-  .head_signature.public_key_jwk
+const embeddedJwk = (JSON.parse(vectorText('a2a_receipt', 'receipt.json')) as { head_signature: { public_key_jwk: Record<string, string> } }).head_signature
+  .public_key_jwk
 
 function jwkFromSeed(seedByte: number, kid: string): Record<string, string> {
   const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, seedByte)])
@@ -70,13 +69,7 @@ describe('a2a verify', { timeout: 120_000 }, () => {
     const run = await cli('a2a', 'verify', '--receipt', RECEIPT, '--response', WIRE)
     expect(run.code).toBe(0)
     expect(run.stdout).toBe(
-      [
-        `✓ A2A receipt ${RECEIPT} is valid`,
-        '  task: 5f2c9a1b7e3d  kid: a2a-server-lineage-1',
-        `  entry: ${ENTRY}`,
-        `  warning: ${WARNING}`,
-        '',
-      ].join('\n'),
+      [`✓ A2A receipt ${RECEIPT} is valid`, '  task: 5f2c9a1b7e3d  kid: a2a-server-lineage-1', `  entry: ${ENTRY}`, `  warning: ${WARNING}`, ''].join('\n'),
     )
   })
 
@@ -150,10 +143,7 @@ describe('a2a verify', { timeout: 120_000 }, () => {
       head_signature: Record<string, unknown>
     }
     const stripped = await file('stripped.json', JSON.stringify({ ...receipt, head_signature: {} }))
-    const renamed = await file(
-      'renamed.json',
-      JSON.stringify({ ...receipt, head_signature: { ...receipt.head_signature, key_id: 'other-key' } }),
-    )
+    const renamed = await file('renamed.json', JSON.stringify({ ...receipt, head_signature: { ...receipt.head_signature, key_id: 'other-key' } }))
     const [a, b] = await Promise.all([
       cli('--json', 'a2a', 'verify', '--receipt', stripped, '--response', WIRE),
       cli('--json', 'a2a', 'verify', '--receipt', renamed, '--response', WIRE),

@@ -12,9 +12,14 @@ interface Run {
 /** `npm run -s demo:federation -- --quick`, as CI and a newcomer run it (the bundle global setup built starts the nodes). */
 function runDemo(): Promise<Run> {
   return new Promise((resolve) => {
-    execFile('npm', ['run', '-s', 'demo:federation', '--', '--quick'], { cwd: repoRoot, timeout: 110_000, maxBuffer: 4 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
-    })
+    execFile(
+      'npm',
+      ['run', '-s', 'demo:federation', '--', '--quick'],
+      { cwd: repoRoot, timeout: 110_000, maxBuffer: 4 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr })
+      },
+    )
   })
 }
 

@@ -47,8 +47,22 @@ describe('bernstein-a2a doctor', () => {
     const lines = run.stdout.trim().split('\n')
     expect(lines.at(-1)).toBe('all checks passed')
     expect(lines.slice(0, -1).every((l) => l.startsWith('✓ '))).toBe(true)
-    for (const name of ['configuration', 'data directory', 'keys directory', 'agent-card key', 'receipt key', 'capability-card key', 'audit key', 'operator token', 'database', 'migrations']) {
-      expect(lines.some((l) => l.startsWith(`✓ ${name}: `)), name).toBe(true)
+    for (const name of [
+      'configuration',
+      'data directory',
+      'keys directory',
+      'agent-card key',
+      'receipt key',
+      'capability-card key',
+      'audit key',
+      'operator token',
+      'database',
+      'migrations',
+    ]) {
+      expect(
+        lines.some((l) => l.startsWith(`✓ ${name}: `)),
+        name,
+      ).toBe(true)
     }
   })
 
@@ -118,7 +132,9 @@ describe('bernstein-a2a doctor', () => {
     expect(bad.stdout).toContain("✗ configuration: BERNSTEIN_PORT must be a port number 0-65535, got 'eighty'")
     const unreachable = await doctor({ ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
     expect(unreachable.code).toBe(1)
-    expect(unreachable.stdout).toMatch(/✗ database: PostgreSQL \(DATABASE_URL\) is not reachable: .+\n {4}fix: check DATABASE_URL and that PostgreSQL is running/)
+    expect(unreachable.stdout).toMatch(
+      /✗ database: PostgreSQL \(DATABASE_URL\) is not reachable: .+\n {4}fix: check DATABASE_URL and that PostgreSQL is running/,
+    )
   })
 
   it('reports a data dir that was never set up', async () => {

@@ -25,10 +25,15 @@ describe('federation sync --peer-token between two spawned servers', () => {
   }, 60_000)
 
   afterAll(async () => stop?.())
-  const ledger = async (): Promise<Record<string, unknown>[]> => JSON.parse((await runCli(['--json', 'federation', 'list'], envA)).stdout) as Record<string, unknown>[]
+  const ledger = async (): Promise<Record<string, unknown>[]> =>
+    JSON.parse((await runCli(['--json', 'federation', 'list'], envA)).stdout) as Record<string, unknown>[]
 
   /** Creates a task at A and delegates it to B; returns the ledger row and B's linked task id. */
-  async function delegated(role: string, args: string[], env: Record<string, string> = envA): Promise<{ row: Record<string, unknown>; taskId: string; atB: string }> {
+  async function delegated(
+    role: string,
+    args: string[],
+    env: Record<string, string> = envA,
+  ): Promise<{ row: Record<string, unknown>; taskId: string; atB: string }> {
     const task = await json(`${a.url}/tasks`, TOKEN_A, { method: 'POST', body: JSON.stringify({ title: `work as ${role}`, role }) })
     const taskId = task['id'] as string
     const run = await runCli(['--json', 'delegate', '--peer', b.url, '--task-id', taskId, '--trusted-fingerprint', fingerprint, ...args], env)
@@ -53,7 +58,9 @@ describe('federation sync --peer-token between two spawned servers', () => {
     const noToken = await runCli(['federation', 'sync'], envA)
     const recorded = `follow: HTTP 401: Missing or invalid Authorization header`
     expect(noToken.code).toBe(1)
-    expect(noToken.stdout).toBe(`${id}  accepted     task ${taskId} -> ${b.url} (peer task ${atB}, a2a ${row['remote_a2a_task_id'] as string})  [${recorded}] (${HINT})\n`)
+    expect(noToken.stdout).toBe(
+      `${id}  accepted     task ${taskId} -> ${b.url} (peer task ${atB}, a2a ${row['remote_a2a_task_id'] as string})  [${recorded}] (${HINT})\n`,
+    )
     expect(noToken.stderr).toBe(`error: following 1 of 1 delegation(s) recorded an error:\n  ${id} (task ${taskId} -> ${b.url}): ${recorded}\n    ${HINT}\n`)
     expect(await ledger()).toEqual([expect.objectContaining({ id, status: 'accepted', peer_task_id: atB, last_error: recorded, hint: HINT, result: null })])
     const listed = await runCli(['federation', 'list'], envA)
@@ -83,7 +90,9 @@ describe('federation sync --peer-token between two spawned servers', () => {
     const viaPeerTask = await runCli([...message, '--task-id', atB], envA)
     expect(viaPeerTask.stderr).toBe('')
     expect(viaPeerTask.code).toBe(0)
-    expect(((await json(`${b.url}/tasks/${atB}`, TOKEN_B))['progress_log'] as { message: string }[]).map((p) => p.message)).toEqual(['[A2A:alice->bob] mind the API'])
+    expect(((await json(`${b.url}/tasks/${atB}`, TOKEN_B))['progress_log'] as { message: string }[]).map((p) => p.message)).toEqual([
+      '[A2A:alice->bob] mind the API',
+    ])
 
     await json(`${b.url}/tasks/${atB}/claim`, TOKEN_B, { method: 'POST' })
     await json(`${b.url}/tasks/${atB}/complete`, TOKEN_B, { method: 'POST', body: JSON.stringify({ result_summary: 'docs written' }) })
@@ -107,7 +116,9 @@ describe('federation sync --peer-token between two spawned servers', () => {
     const synced = await runCli(['--json', 'federation', 'sync'], env)
     expect(synced.stderr).toBe('')
     expect(synced.code).toBe(0)
-    expect(JSON.parse(synced.stdout)).toEqual([expect.objectContaining({ id: row['id'], status: 'failed', result: 'out of budget', last_error: 'remote task failed', hint: null })])
+    expect(JSON.parse(synced.stdout)).toEqual([
+      expect.objectContaining({ id: row['id'], status: 'failed', result: 'out of budget', last_error: 'remote task failed', hint: null }),
+    ])
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toMatchObject({ status: 'failed' })
   }, 120_000)
 

@@ -41,13 +41,37 @@ describe('delegate and federation commands between two spawned servers', () => {
     const taskId = task['id'] as string
 
     const peerTasksBefore = await peerTaskIds()
-    const refused = await runCli(['--json', 'delegate', '--peer', b.url, '--peer-token', TOKEN_B, '--task-id', taskId, '--trusted-fingerprint', fingerprint, '--require-cost-cap-usd', '1'], envA)
+    const refused = await runCli(
+      [
+        '--json',
+        'delegate',
+        '--peer',
+        b.url,
+        '--peer-token',
+        TOKEN_B,
+        '--task-id',
+        taskId,
+        '--trusted-fingerprint',
+        fingerprint,
+        '--require-cost-cap-usd',
+        '1',
+      ],
+      envA,
+    )
     expect(refused.code).toBe(1)
     const refusedRow = JSON.parse(refused.stdout) as Record<string, unknown>
-    expect(refusedRow).toMatchObject({ ok: false, status: 'rejected', attempts: 0, remote_a2a_task_id: null, last_error: 'capability card rejected (policy): cost cap: peer advertises 5.0 USD, operator ceiling is 1.0 USD' })
+    expect(refusedRow).toMatchObject({
+      ok: false,
+      status: 'rejected',
+      attempts: 0,
+      remote_a2a_task_id: null,
+      last_error: 'capability card rejected (policy): cost cap: peer advertises 5.0 USD, operator ceiling is 1.0 USD',
+    })
     // The refusal is recorded in the ledger and nothing else moved: no task at the peer, the local task still open.
     const ledgerAfterRefusal = await runCli(['--json', 'federation', 'list'], envA)
-    expect(JSON.parse(ledgerAfterRefusal.stdout)).toEqual([expect.objectContaining({ id: refusedRow['id'], status: 'rejected', attempts: 0, remote_a2a_task_id: null })])
+    expect(JSON.parse(ledgerAfterRefusal.stdout)).toEqual([
+      expect.objectContaining({ id: refusedRow['id'], status: 'rejected', attempts: 0, remote_a2a_task_id: null }),
+    ])
     expect(await peerTaskIds()).toEqual(peerTasksBefore)
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toMatchObject({ status: 'open', assigned_agent: null })
 
@@ -59,7 +83,10 @@ describe('delegate and federation commands between two spawned servers', () => {
     expect(await peerTaskIds()).toEqual(peerTasksBefore)
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toMatchObject({ status: 'open', assigned_agent: null })
 
-    const delegated = await runCli(['--json', 'delegate', '--peer', b.url, '--task-id', taskId, '--trusted-fingerprint', fingerprint, '--require-cost-cap-usd', '10'], { ...envA, BERNSTEIN_PEER_TOKEN: TOKEN_B })
+    const delegated = await runCli(
+      ['--json', 'delegate', '--peer', b.url, '--task-id', taskId, '--trusted-fingerprint', fingerprint, '--require-cost-cap-usd', '10'],
+      { ...envA, BERNSTEIN_PEER_TOKEN: TOKEN_B },
+    )
     expect(delegated.code).toBe(0)
     const row = JSON.parse(delegated.stdout) as Record<string, string>
     expect(row).toMatchObject({ ok: true, status: 'accepted', peer_issuer: 'org-b', task_id: taskId })
@@ -83,7 +110,21 @@ describe('delegate and federation commands between two spawned servers', () => {
     const before = await messagesAtA()
 
     const sent = await runCli(
-      ['--json', 'federation', 'message', '--peer', `${b.url}/`, '--task-id', remoteId, '--sender', 'alice', '--recipient', 'bob', '--content', 'use the v2 API'],
+      [
+        '--json',
+        'federation',
+        'message',
+        '--peer',
+        `${b.url}/`,
+        '--task-id',
+        remoteId,
+        '--sender',
+        'alice',
+        '--recipient',
+        'bob',
+        '--content',
+        'use the v2 API',
+      ],
       { ...envA, BERNSTEIN_PEER_TOKEN: TOKEN_B },
     )
     expect(sent.stderr).toBe('')
@@ -92,14 +133,38 @@ describe('delegate and federation commands between two spawned servers', () => {
     expect(out).toEqual({ id: expect.stringMatching(/^[0-9a-f]{12}$/), direction: 'outbound', delivered: true, external_endpoint: b.url, task_id: remoteId })
     expect(await messagesAtA()).toEqual([
       ...before,
-      expect.objectContaining({ id: out['id'], direction: 'outbound', delivered: true, externalEndpoint: b.url, taskId: remoteId, sender: 'alice', recipient: 'bob', content: 'use the v2 API' }),
+      expect.objectContaining({
+        id: out['id'],
+        direction: 'outbound',
+        delivered: true,
+        externalEndpoint: b.url,
+        taskId: remoteId,
+        sender: 'alice',
+        recipient: 'bob',
+        content: 'use the v2 API',
+      }),
     ])
     const atB = await json(`${b.url}/tasks/${remoteId}`, TOKEN_B)
     expect((atB['progress_log'] as { message: string }[]).map((p) => p.message)).toEqual(['[A2A:alice->bob] use the v2 API'])
 
     // The peer does not know the task: non-zero exit, one clear line, nothing recorded on either side.
     const unknownTask = await runCli(
-      ['federation', 'message', '--peer', b.url, '--peer-token', TOKEN_B, '--task-id', 'ffffffffffff', '--sender', 'alice', '--recipient', 'bob', '--content', 'anyone?'],
+      [
+        'federation',
+        'message',
+        '--peer',
+        b.url,
+        '--peer-token',
+        TOKEN_B,
+        '--task-id',
+        'ffffffffffff',
+        '--sender',
+        'alice',
+        '--recipient',
+        'bob',
+        '--content',
+        'anyone?',
+      ],
       envA,
     )
     expect(unknownTask.code).toBe(1)
@@ -108,7 +173,22 @@ describe('delegate and federation commands between two spawned servers', () => {
 
     // The peer refuses the credentials (the token is A's, not B's).
     const wrongToken = await runCli(
-      ['federation', 'message', '--peer', b.url, '--peer-token', TOKEN_A, '--task-id', remoteId, '--sender', 'alice', '--recipient', 'bob', '--content', 'let me in'],
+      [
+        'federation',
+        'message',
+        '--peer',
+        b.url,
+        '--peer-token',
+        TOKEN_A,
+        '--task-id',
+        remoteId,
+        '--sender',
+        'alice',
+        '--recipient',
+        'bob',
+        '--content',
+        'let me in',
+      ],
       envA,
     )
     expect(wrongToken.code).toBe(1)

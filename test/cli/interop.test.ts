@@ -61,8 +61,25 @@ describe('interop a2a card', () => {
 
   it('honours every flag and prints JSON with --json', async () => {
     const { run, card } = await issue(
-      '--name', 'Acme', '--description', 'd', '--kid', 'k1', '--tool', 'a', '--tool', 'b', '--cost-cap-usd', '2.5',
-      '--redaction-tier', 'strict', '--sandbox-profile', 'microvm', '--ttl-seconds', '0', '--json',
+      '--name',
+      'Acme',
+      '--description',
+      'd',
+      '--kid',
+      'k1',
+      '--tool',
+      'a',
+      '--tool',
+      'b',
+      '--cost-cap-usd',
+      '2.5',
+      '--redaction-tier',
+      'strict',
+      '--sandbox-profile',
+      'microvm',
+      '--ttl-seconds',
+      '0',
+      '--json',
     )
     expect(run.code).toBe(0)
     const out = JSON.parse(run.stdout) as Record<string, unknown>
@@ -109,8 +126,14 @@ describe('interop a2a card', () => {
     // Each bad flag on its own, with an output path of its own: refused with the flag named, nothing written.
     const refusals: [string[], string][] = [
       [['--output', join(dir, 'x.json')], "error: required option '--issuer <id>' not specified"],
-      [['--issuer', 'acme', '--output', join(dir, 'x.json'), '--cost-cap-usd', '-1'], "error: option '--cost-cap-usd <usd>' argument '-1' is invalid. '-1' must not be negative"],
-      [['--issuer', 'acme', '--output', join(dir, 'x.json'), '--ttl-seconds', '1.5'], "error: option '--ttl-seconds <seconds>' argument '1.5' is invalid. '1.5' is not a whole number"],
+      [
+        ['--issuer', 'acme', '--output', join(dir, 'x.json'), '--cost-cap-usd', '-1'],
+        "error: option '--cost-cap-usd <usd>' argument '-1' is invalid. '-1' must not be negative",
+      ],
+      [
+        ['--issuer', 'acme', '--output', join(dir, 'x.json'), '--ttl-seconds', '1.5'],
+        "error: option '--ttl-seconds <seconds>' argument '1.5' is invalid. '1.5' is not a whole number",
+      ],
     ]
     for (const [flags, message] of refusals) {
       const refused = await cli('interop', 'a2a', 'card', ...flags)
@@ -151,7 +174,12 @@ describe('interop a2a verify', () => {
         '  warning: the key is not pinned (trust-on-first-use): pin this fingerprint with --trusted-fingerprint from now on\n',
     )
     const tofuJson = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use')
-    expect(JSON.parse(tofuJson.stdout)).toMatchObject({ ok: true, fingerprint: fp, key_pinned: false, warning: expect.stringContaining('not pinned') as unknown })
+    expect(JSON.parse(tofuJson.stdout)).toMatchObject({
+      ok: true,
+      fingerprint: fp,
+      key_pinned: false,
+      warning: expect.stringContaining('not pinned') as unknown,
+    })
     const both = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use', '--trusted-fingerprint', fp)
     expect(both.code).toBe(1)
     expect(JSON.parse(both.stdout)).toMatchObject({ ok: false, code: 'usage', error: expect.stringContaining('cannot be used with') as unknown })
@@ -173,8 +201,20 @@ describe('interop a2a verify', () => {
     const { card, run } = await issue('--json', '--cost-cap-usd', '12.5', '--redaction-tier', 'basic')
     const fp = (JSON.parse(run.stdout) as { fingerprint: string }).fingerprint
     const result = await cli(
-      '--json', 'interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', CARD_A_FP,
-      '--require-cost-cap-usd', '10', '--require-redaction-tier', 'standard', '--require-sandbox-profile', 'container',
+      '--json',
+      'interop',
+      'a2a',
+      'verify',
+      '--card',
+      card,
+      '--trusted-fingerprint',
+      CARD_A_FP,
+      '--require-cost-cap-usd',
+      '10',
+      '--require-redaction-tier',
+      'standard',
+      '--require-sandbox-profile',
+      'container',
     )
     expect(result.code).toBe(1)
     expect(JSON.parse(result.stdout)).toEqual({
@@ -189,7 +229,19 @@ describe('interop a2a verify', () => {
     const onlySandbox = await cli('interop', 'a2a', 'verify', '--card', card, '--require-sandbox-profile', 'microvm')
     expect(onlySandbox.code).toBe(1)
     expect(onlySandbox.stdout).toContain("  - sandbox profile: peer profile 'container' is weaker than required 'microvm'")
-    const satisfied = await cli('interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp, '--require-cost-cap-usd', '12.5', '--require-sandbox-profile', 'container')
+    const satisfied = await cli(
+      'interop',
+      'a2a',
+      'verify',
+      '--card',
+      card,
+      '--trusted-fingerprint',
+      fp,
+      '--require-cost-cap-usd',
+      '12.5',
+      '--require-sandbox-profile',
+      'container',
+    )
     expect(satisfied.code).toBe(0)
   })
 
@@ -219,24 +271,26 @@ describe('interop a2a conformance', () => {
     const { card } = await issue()
     const run = await cli('interop', 'a2a', 'conformance', '--card', card)
     expect(run.code).toBe(0)
-    expect(run.stdout.split('\n').slice(0, 5).map((line) => line.split(':')[0])).toEqual([
-      'PASS required_fields',
-      'PASS jcs_canonical',
-      'PASS signature',
-      'PASS expiry',
-      'PASS issuer',
-    ])
+    expect(
+      run.stdout
+        .split('\n')
+        .slice(0, 5)
+        .map((line) => line.split(':')[0]),
+    ).toEqual(['PASS required_fields', 'PASS jcs_canonical', 'PASS signature', 'PASS expiry', 'PASS issuer'])
   })
 
   it('--card on Bernstein’s expired card a fails only expiry (JSON)', async () => {
     const path = vectorPath('capability_cards', 'card_a.signed.json')
     const run = await cli('--json', 'interop', 'a2a', 'conformance', '--card', path)
     expect(run.code).toBe(1)
-    const report = JSON.parse(run.stdout) as { card: string; ok: boolean; fingerprint: string; checks: Array<{ name: string; passed: boolean; detail: string }> }
+    const report = JSON.parse(run.stdout) as {
+      card: string
+      ok: boolean
+      fingerprint: string
+      checks: Array<{ name: string; passed: boolean; detail: string }>
+    }
     expect(report).toMatchObject({ card: path, ok: false, issuer: 'acme-orch', kid: 'a2a-acme-orch', fingerprint: CARD_A_FP })
-    expect(report.checks.filter((c) => !c.passed)).toEqual([
-      { name: 'expiry', passed: false, detail: 'card is expired (expires_at=1700003600.0)' },
-    ])
+    expect(report.checks.filter((c) => !c.passed)).toEqual([{ name: 'expiry', passed: false, detail: 'card is expired (expires_at=1700003600.0)' }])
   })
 
   const TABLE: Array<[string, number, string | null]> = [
@@ -250,10 +304,18 @@ describe('interop a2a conformance', () => {
 
   it.each(TABLE)('--agent-card %s.json with the golden key trusted → exit %i, reason %s', async (name, code, reason) => {
     const run = await cli(
-      '--json', 'interop', 'a2a', 'conformance',
-      '--agent-card', vectorPath('agent_card_v1', `${name}.json`),
-      '--jwks', vectorPath('agent_card_v1', 'jwks.json'),
-      '--now', '1700000100', '--trusted-fingerprint', GOLDEN_FP,
+      '--json',
+      'interop',
+      'a2a',
+      'conformance',
+      '--agent-card',
+      vectorPath('agent_card_v1', `${name}.json`),
+      '--jwks',
+      vectorPath('agent_card_v1', 'jwks.json'),
+      '--now',
+      '1700000100',
+      '--trusted-fingerprint',
+      GOLDEN_FP,
     )
     expect(run.code).toBe(code)
     const report = JSON.parse(run.stdout) as { checks: Record<string, unknown>[] }
@@ -268,7 +330,17 @@ describe('interop a2a conformance', () => {
   })
 
   it('--agent-card text output, and untrusted_issuer without the golden fingerprint', async () => {
-    const args = ['interop', 'a2a', 'conformance', '--agent-card', vectorPath('agent_card_v1', 'valid.json'), '--jwks', vectorPath('agent_card_v1', 'jwks.json'), '--now', '1700000100']
+    const args = [
+      'interop',
+      'a2a',
+      'conformance',
+      '--agent-card',
+      vectorPath('agent_card_v1', 'valid.json'),
+      '--jwks',
+      vectorPath('agent_card_v1', 'jwks.json'),
+      '--now',
+      '1700000100',
+    ]
     const plain = await cli(...args)
     expect(plain.code).toBe(0)
     expect(plain.stdout).toContain('PASS signature: detached Ed25519 JWS verifies (agent-card+jws)')

@@ -32,7 +32,11 @@ describe('the CLI with --json', { timeout: 120_000 }, () => {
     expect(json.code).toBe(1)
     expect(onlyJson(json)).toEqual({ ok: false, error: "Token 'nosuchid' not found or already revoked", code: 'not_found' })
     // Without --json: the same text on stderr, as before.
-    expect(await runCli(['token', 'revoke', 'nosuchid'], env)).toMatchObject({ code: 1, stdout: '', stderr: "error: Token 'nosuchid' not found or already revoked\n" })
+    expect(await runCli(['token', 'revoke', 'nosuchid'], env)).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: "error: Token 'nosuchid' not found or already revoked\n",
+    })
   })
 
   it('usage errors are one object too, with the exit code of the text run (2 for a2a verify, as Bernstein, else 1)', async () => {
@@ -45,7 +49,10 @@ describe('the CLI with --json', { timeout: 120_000 }, () => {
     ]
     for (const [args, code, error] of cases) {
       // --json before and after the command: both are the global flag.
-      for (const argv of [['--json', ...args], [...args, '--json']]) {
+      for (const argv of [
+        ['--json', ...args],
+        [...args, '--json'],
+      ]) {
         if (args.length === 0 && argv[0] !== '--json') continue
         const run = await runCli(argv, env)
         expect({ argv, code: run.code }).toEqual({ argv, code })

@@ -53,7 +53,9 @@ describe('keys show', { timeout: 120_000 }, () => {
     const receiptJwk = published.jwks.keys[1]!
     expect(keyFingerprint({ kty: 'OKP', crv: 'Ed25519', x: agentJwk.x })).toBe(agentCard.fingerprint)
     expect(receipt.jwk).toEqual(published.jwks.keys[1])
-    const thumbprint = createHash('sha256').update(JSON.stringify({ crv: 'Ed25519', kty: 'OKP', x: receiptJwk.x })).digest('base64url')
+    const thumbprint = createHash('sha256')
+      .update(JSON.stringify({ crv: 'Ed25519', kty: 'OKP', x: receiptJwk.x }))
+      .digest('base64url')
     expect(receipt.jwk_thumbprint).toBe(thumbprint)
     for (const key of shown.keys) expect(key.fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/)
   })

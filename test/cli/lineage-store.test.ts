@@ -59,12 +59,14 @@ describe('lineage commands on the node database', () => {
     expect(JSON.parse((await runCli(['--json', 'lineage', 'tracker-audit', 'verify'], fresh)).stdout)).toEqual({ ok: true, entries: 0, failure: null })
   }, 120_000)
 
-  it("verifies, exports and wraps the chain a running server wrote", async () => {
+  it('verifies, exports and wraps the chain a running server wrote', async () => {
     const dir = tempDir()
     const env = { BERNSTEIN_DATA_DIR: dir, BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_A2A_ISSUER: 'acme-orch' }
     const server = await spawnServer(env)
     const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
-    const sent = (await (await fetch(`${server.url}/a2a/tasks/send`, { method: 'POST', headers, body: JSON.stringify({ sender: 'p', message: 'm' }) })).json()) as { bernstein_task_id: string }
+    const sent = (await (
+      await fetch(`${server.url}/a2a/tasks/send`, { method: 'POST', headers, body: JSON.stringify({ sender: 'p', message: 'm' }) })
+    ).json()) as { bernstein_task_id: string }
     await fetch(`${server.url}/tasks/${sent.bernstein_task_id}/complete`, { method: 'POST', headers, body: JSON.stringify({ result_summary: 'ok' }) })
     await server.stop()
 

@@ -12,10 +12,7 @@ interface Variant {
   file: string
   verify_with_source_key: { ok: boolean; entry_count: number; failures: string[] }
 }
-const meta = vectorJson<{ hmac_key_ascii: string; tampered_variants: Record<string, Variant> }>(
-  'tracker_audit',
-  'source_log.meta.json',
-)
+const meta = vectorJson<{ hmac_key_ascii: string; tampered_variants: Record<string, Variant> }>('tracker_audit', 'source_log.meta.json')
 
 let dir: string
 let sourceKeyFile: string
@@ -196,7 +193,20 @@ describe('lineage envelope inspect', { timeout: 120_000 }, () => {
     const lines = vectorText('tracker_audit', 'source_log.jsonl').trim().split('\n')
     const envelopeOf = async (name: string, picked: number[]) => {
       const file = join(dir, name)
-      const wrapped = await cli('lineage', 'envelope', 'wrap', '--file', await linesFile(name, picked.map((i) => lines[i]!)), '--issuer', 'acme-orch', '--output', file)
+      const wrapped = await cli(
+        'lineage',
+        'envelope',
+        'wrap',
+        '--file',
+        await linesFile(
+          name,
+          picked.map((i) => lines[i]!),
+        ),
+        '--issuer',
+        'acme-orch',
+        '--output',
+        file,
+      )
       expect(wrapped.code, wrapped.stderr).toBe(0)
       return file
     }

@@ -26,7 +26,9 @@ describe('receipts end to end: send, complete, verify offline with the CLI, rota
   it('verifies acceptance and completion receipts against the published JWKS, before and after a key rotation', async () => {
     let server = await spawnServer(env)
     const jwksUrl = `${server.url}/.well-known/agent.json/keys`
-    const sent = await (await fetch(`${server.url}/a2a/tasks/send`, { method: 'POST', headers, body: JSON.stringify({ sender: 'peer', message: 'ship it ✓' }) })).text()
+    const sent = await (
+      await fetch(`${server.url}/a2a/tasks/send`, { method: 'POST', headers, body: JSON.stringify({ sender: 'peer', message: 'ship it ✓' }) })
+    ).text()
     const accepted = keep(sent)
     const ok = await runCli(['--json', 'a2a', 'verify', '--receipt', accepted.receipt, '--response', accepted.response, '--jwks-url', jwksUrl], env)
     expect(ok.code).toBe(0)
@@ -34,13 +36,19 @@ describe('receipts end to end: send, complete, verify offline with the CLI, rota
 
     // One byte changed in the response, or in the receipt: refused with the right reason.
     writeFileSync(join(dir, 'tampered.json'), sent.replace('ship it', 'ship It'))
-    const badResponse = await runCli(['--json', 'a2a', 'verify', '--receipt', accepted.receipt, '--response', join(dir, 'tampered.json'), '--jwks-url', jwksUrl], env)
+    const badResponse = await runCli(
+      ['--json', 'a2a', 'verify', '--receipt', accepted.receipt, '--response', join(dir, 'tampered.json'), '--jwks-url', jwksUrl],
+      env,
+    )
     expect(badResponse.code).toBe(1)
     expect(JSON.parse(badResponse.stdout).failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:/)
     const receipt = JSON.parse(JSON.stringify((JSON.parse(sent) as { receipt: Record<string, string> }).receipt)) as Record<string, string>
     receipt['entry_hash'] = receipt['entry_hash']!.replace(/.$/, (c) => (c === '0' ? '1' : '0'))
     writeFileSync(join(dir, 'forged-receipt.json'), JSON.stringify(receipt))
-    const badReceipt = await runCli(['--json', 'a2a', 'verify', '--receipt', join(dir, 'forged-receipt.json'), '--response', accepted.response, '--jwks-url', jwksUrl], env)
+    const badReceipt = await runCli(
+      ['--json', 'a2a', 'verify', '--receipt', join(dir, 'forged-receipt.json'), '--response', accepted.response, '--jwks-url', jwksUrl],
+      env,
+    )
     expect(badReceipt.code).toBe(1)
     expect(JSON.parse(badReceipt.stdout).failures).toContain('head_signature: head_signature.signature_b64 does not verify against head_sha256')
 
@@ -60,7 +68,9 @@ describe('receipts end to end: send, complete, verify offline with the CLI, rota
     server = await spawnServer(env)
     const jwksAfter = `${server.url}/.well-known/agent.json/keys`
     expect((await runCli(['a2a', 'verify', '--receipt', completed.receipt, '--response', completed.response, '--jwks-url', jwksAfter], env)).code).toBe(0)
-    const fresh = keep(await (await fetch(`${server.url}/a2a/tasks/send`, { method: 'POST', headers, body: JSON.stringify({ sender: 'peer', message: 'again' }) })).text())
+    const fresh = keep(
+      await (await fetch(`${server.url}/a2a/tasks/send`, { method: 'POST', headers, body: JSON.stringify({ sender: 'peer', message: 'again' }) })).text(),
+    )
     const freshReceipt = JSON.parse(readFileSync(fresh.receipt, 'utf8')) as { kid: string }
     expect(freshReceipt.kid).not.toBe(oldKid)
     expect((await runCli(['a2a', 'verify', '--receipt', fresh.receipt, '--response', fresh.response, '--jwks-url', jwksAfter], env)).code).toBe(0)

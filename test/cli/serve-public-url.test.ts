@@ -89,15 +89,20 @@ describe('delegate with BERNSTEIN_PORT=0 and no BERNSTEIN_PUBLIC_BASE_URL', () =
   })
 
   it('is refused with the fix, exit 1, and nothing happens: no peer request, no ledger row, the task still open', async () => {
-    const task = (await (await fetch(`${node.url}/tasks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'write docs', role: 'docs' }),
-    })).json()) as Record<string, unknown>
+    const task = (await (
+      await fetch(`${node.url}/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'write docs', role: 'docs' }),
+      })
+    ).json()) as Record<string, unknown>
     const before = await (await fetch(`${node.url}/tasks/${task['id'] as string}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()
     const env = { BERNSTEIN_DATA_DIR: dir, BERNSTEIN_PORT: '0', BERNSTEIN_PUBLIC_BASE_URL: '' }
     const fp = `sha256:${'ab'.repeat(32)}`
-    const refused = await runCli(['delegate', '--peer', peerUrl, '--peer-token', 'x'.repeat(20), '--task-id', task['id'] as string, '--trusted-fingerprint', fp], env)
+    const refused = await runCli(
+      ['delegate', '--peer', peerUrl, '--peer-token', 'x'.repeat(20), '--task-id', task['id'] as string, '--trusted-fingerprint', fp],
+      env,
+    )
     expect(refused.code).toBe(1)
     expect(refused.stdout).toBe('')
     expect(refused.stderr).toBe(
@@ -109,7 +114,10 @@ describe('delegate with BERNSTEIN_PORT=0 and no BERNSTEIN_PUBLIC_BASE_URL', () =
     expect(await (await fetch(`${node.url}/tasks/${task['id'] as string}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()).toEqual(before)
 
     // With the public URL set, the same command gets as far as the peer (which fails it: that is the peer's doing).
-    const reached = await runCli(['--json', 'delegate', '--peer', peerUrl, '--task-id', task['id'] as string, '--trusted-fingerprint', fp], { ...env, BERNSTEIN_PUBLIC_BASE_URL: node.url })
+    const reached = await runCli(['--json', 'delegate', '--peer', peerUrl, '--task-id', task['id'] as string, '--trusted-fingerprint', fp], {
+      ...env,
+      BERNSTEIN_PUBLIC_BASE_URL: node.url,
+    })
     expect(reached.code).toBe(1)
     expect(peerRequests).toBeGreaterThan(0)
   }, 60_000)

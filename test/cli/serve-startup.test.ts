@@ -36,7 +36,13 @@ describe('serve on a port in use', { timeout: 120_000 }, () => {
       const dataDir = join(root, 'never-created')
       const auditKey = join(root, 'elsewhere', 'audit.key')
       // No BERNSTEIN_AUTH_TOKEN: a start that got further would generate the operator token in the data directory.
-      const env = { BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUDIT_KEY_PATH: auditKey, BERNSTEIN_PORT: String(port), BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_AUTH_TOKEN: '' }
+      const env = {
+        BERNSTEIN_DATA_DIR: dataDir,
+        BERNSTEIN_AUDIT_KEY_PATH: auditKey,
+        BERNSTEIN_PORT: String(port),
+        BERNSTEIN_HOST: '127.0.0.1',
+        BERNSTEIN_AUTH_TOKEN: '',
+      }
       const text = await runCli(['serve'], env)
       expect(text).toEqual({
         code: 1,
@@ -45,7 +51,10 @@ describe('serve on a port in use', { timeout: 120_000 }, () => {
       })
       const json = await runCli(['--json', 'serve'], env)
       expect(json.code).toBe(1)
-      expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: `127.0.0.1:${port} is already in use: stop the process listening there, or choose another BERNSTEIN_PORT` })
+      expect(JSON.parse(json.stdout)).toEqual({
+        ok: false,
+        error: `127.0.0.1:${port} is already in use: stop the process listening there, or choose another BERNSTEIN_PORT`,
+      })
       expect(existsSync(dataDir)).toBe(false)
       expect(existsSync(join(root, 'elsewhere'))).toBe(false)
     })
@@ -54,7 +63,12 @@ describe('serve on a port in use', { timeout: 120_000 }, () => {
   it('a start that fails after binding (pending migrations) frees the port and exits', async () => {
     const dataDir = mkdtempSync(join(root, 'pending-'))
     const port = await namedFreePort()
-    const run = await runCli(['serve'], { BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_PORT: String(port), BERNSTEIN_MIGRATE_ON_START: '0', BERNSTEIN_AUTH_TOKEN: TOKEN })
+    const run = await runCli(['serve'], {
+      BERNSTEIN_DATA_DIR: dataDir,
+      BERNSTEIN_PORT: String(port),
+      BERNSTEIN_MIGRATE_ON_START: '0',
+      BERNSTEIN_AUTH_TOKEN: TOKEN,
+    })
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(/^bernstein-a2a: \d+ database migration\(s\) pending/)
     const free = createServer()
@@ -89,7 +103,14 @@ describe('serve while the node opens', { timeout: 120_000 }, () => {
     holder.exec('BEGIN EXCLUSIVE')
     const port = await namedFreePort()
     const child = spawn(process.execPath, [...CLI_ENTRY, 'serve'], {
-      env: { ...process.env, BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_PORT: String(port), BERNSTEIN_FEDERATION_POLL_MS: '0', BERNSTEIN_LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        BERNSTEIN_DATA_DIR: dataDir,
+        BERNSTEIN_AUTH_TOKEN: TOKEN,
+        BERNSTEIN_PORT: String(port),
+        BERNSTEIN_FEDERATION_POLL_MS: '0',
+        BERNSTEIN_LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
@@ -125,7 +146,9 @@ describe.skipIf(!PG_URL)(pgSuiteName('serve and db commands on a PostgreSQL data
     url.pathname = `/${missing}`
     const dataDir = join(root, 'pg-missing')
     const env = { BERNSTEIN_DATA_DIR: dataDir, DATABASE_URL: url.toString(), BERNSTEIN_AUTH_TOKEN: TOKEN, BERNSTEIN_PORT: '0' }
-    const flags = [url.hostname && `-h ${url.hostname}`, url.port && `-p ${url.port}`, url.username && `-U ${decodeURIComponent(url.username)}`].filter(Boolean).join(' ')
+    const flags = [url.hostname && `-h ${url.hostname}`, url.port && `-p ${url.port}`, url.username && `-U ${decodeURIComponent(url.username)}`]
+      .filter(Boolean)
+      .join(' ')
     const hint = `database "${missing}" does not exist — create it with: createdb ${flags} ${missing}`
     const [serve, status, migrate] = await Promise.all([runCli(['serve'], env), runCli(['db', 'status'], env), runCli(['--json', 'db', 'migrate'], env)])
     expect(serve).toEqual({ code: 1, stdout: '', stderr: `bernstein-a2a: ${hint}\n` })

@@ -26,7 +26,9 @@ interface Issued {
 }
 
 /** Where the CLI and the server keep their state; for PostgreSQL a private schema, dropped afterwards. */
-async function stateFor(engine: TestEngine): Promise<{ env: Record<string, string>; rows: () => Promise<Record<string, unknown>[]>; drop: () => Promise<void> }> {
+async function stateFor(
+  engine: TestEngine,
+): Promise<{ env: Record<string, string>; rows: () => Promise<Record<string, unknown>[]>; drop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-token-cli-'))
   if (engine === 'sqlite') {
     return {
@@ -35,7 +37,9 @@ async function stateFor(engine: TestEngine): Promise<{ env: Record<string, strin
         const db = new SQLite(join(dataDir, 'bernstein-a2a.sqlite'), { readonly: true, fileMustExist: true })
         try {
           const tables = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[]
-          return tables.flatMap(({ name }) => (db.prepare(`select * from "${name}"`).all() as Record<string, unknown>[]).map((row) => ({ table: name, ...row })))
+          return tables.flatMap(({ name }) =>
+            (db.prepare(`select * from "${name}"`).all() as Record<string, unknown>[]).map((row) => ({ table: name, ...row })),
+          )
         } finally {
           db.close()
         }
@@ -65,7 +69,8 @@ async function stateFor(engine: TestEngine): Promise<{ env: Record<string, strin
       withClient(async (c) => {
         const tables = await c.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1', [schema])
         const rows: Record<string, unknown>[] = []
-        for (const { table_name } of tables.rows) rows.push(...(await c.query(`select * from "${schema}"."${table_name}"`)).rows.map((r: Record<string, unknown>) => ({ table: table_name, ...r })))
+        for (const { table_name } of tables.rows)
+          rows.push(...(await c.query(`select * from "${schema}"."${table_name}"`)).rows.map((r: Record<string, unknown>) => ({ table: table_name, ...r })))
         return rows
       }),
     drop: async () => {
@@ -142,7 +147,16 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     expect(json.code).toBe(0)
     const rows = JSON.parse(json.stdout) as Record<string, unknown>[]
     expect(rows).toEqual([
-      { id: issued.id, role: 'agent', tenant: 'acme', label: null, created_at: expect.any(Number), expires_at: issued.expires_at, revoked_at: null, state: 'active' },
+      {
+        id: issued.id,
+        role: 'agent',
+        tenant: 'acme',
+        label: null,
+        created_at: expect.any(Number),
+        expires_at: issued.expires_at,
+        revoked_at: null,
+        state: 'active',
+      },
     ])
     for (const out of [text.stdout, text.stderr, json.stdout, json.stderr]) {
       expect(out).not.toContain(secret)
@@ -155,7 +169,12 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     const rows = await state.rows()
     const tokenRows = rows.filter((r) => r['table'] === 'api_tokens')
     expect(tokenRows).toHaveLength(1)
-    expect(tokenRows[0]).toMatchObject({ id: issued.id, secret_hash: createHash('sha256').update(secret, 'utf8').digest('hex'), role: 'agent', tenant_id: 'acme' })
+    expect(tokenRows[0]).toMatchObject({
+      id: issued.id,
+      secret_hash: createHash('sha256').update(secret, 'utf8').digest('hex'),
+      role: 'agent',
+      tenant_id: 'acme',
+    })
     for (const row of rows) {
       for (const [column, value] of Object.entries(row)) {
         const text = Buffer.isBuffer(value) ? value.toString('latin1') : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)
@@ -191,7 +210,9 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
     const brief = JSON.parse(run.stdout) as Issued
     const expiresAt = brief.expires_at ?? Number.NaN
-    const createdAt = (JSON.parse((await cli('token', 'list', '--json')).stdout) as { id: string; created_at: number }[]).find((r) => r.id === brief.id)?.created_at
+    const createdAt = (JSON.parse((await cli('token', 'list', '--json')).stdout) as { id: string; created_at: number }[]).find(
+      (r) => r.id === brief.id,
+    )?.created_at
     expect(expiresAt - (createdAt ?? Number.NaN)).toBeCloseTo(1, 6)
     // Until the expiry instant on this machine's clock, plus a millisecond for rounding (usually already behind us
     // after the `token list` run).

@@ -40,7 +40,11 @@ describe('the single-file bundle (dist/bundle/bernstein-a2a.mjs, built by the gl
     // The check means something: node_modules holds several copies of some version that the bundle uses…
     expect(duplicated.length).toBeGreaterThan(0)
     // …and the bundle took exactly one of them, the canonical (shallowest) one.
-    for (const [key, dirs] of duplicated) expect(dirs.filter((dir) => bundledDirs.has(dir)), key).toEqual([dirs[0]])
+    for (const [key, dirs] of duplicated)
+      expect(
+        dirs.filter((dir) => bundledDirs.has(dir)),
+        key,
+      ).toEqual([dirs[0]])
   })
 
   it('serves the contract and the package version when started from another working directory', async () => {

@@ -28,10 +28,15 @@ function withoutNpmVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd: options.cwd, env: { ...withoutNpmVariables(process.env), ...options.env }, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd, env: { ...withoutNpmVariables(process.env), ...options.env }, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -40,7 +45,20 @@ const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc')
 
 /** What a peer's install holds: the client and what it verifies with, nothing of the server. */
 const EXPECTED_TREE = ['@bernstein-a2a/client', 'canonicalize', 'jose', 'lossless-json', 'openapi-fetch', 'openapi-typescript-helpers']
-const SERVER_ONLY = ['better-sqlite3', 'pg', 'kysely', 'express', 'express-openapi-validator', 'pino', 'prom-client', 'helmet', 'commander', 'swagger-ui-dist', 'tsx', 'yaml']
+const SERVER_ONLY = [
+  'better-sqlite3',
+  'pg',
+  'kysely',
+  'express',
+  'express-openapi-validator',
+  'pino',
+  'prom-client',
+  'helmet',
+  'commander',
+  'swagger-ui-dist',
+  'tsx',
+  'yaml',
+]
 
 const TSCONFIG = {
   compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
@@ -131,7 +149,10 @@ describe('the client package (@bernstein-a2a/client), packed and installed alone
     mkdirSync(join(project, 'node_modules', '@types'), { recursive: true })
     symlinkSync(join(repoRoot, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'), 'dir')
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ ...TSCONFIG, files: ['program.ts'] }))
-    writeFileSync(join(project, 'tsconfig.wrong.json'), JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true }, files: ['wrong.ts'] }))
+    writeFileSync(
+      join(project, 'tsconfig.wrong.json'),
+      JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true }, files: ['wrong.ts'] }),
+    )
     writeFileSync(join(project, 'program.ts'), PROGRAM)
     writeFileSync(join(project, 'wrong.ts'), WRONG)
     app = await startTestApp()
@@ -146,7 +167,8 @@ describe('the client package (@bernstein-a2a/client), packed and installed alone
   it('packs its build (prepack): the compiled client with declarations and the contract types, no sources', () => {
     expect(pack.code, pack.stderr).toBe(0)
     const paths = packed.files.map((f) => f.path)
-    for (const file of ['package.json', 'README.md', 'dist/LICENSE', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/generated/openapi.d.ts']) expect(paths).toContain(file)
+    for (const file of ['package.json', 'README.md', 'dist/LICENSE', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/generated/openapi.d.ts'])
+      expect(paths).toContain(file)
     expect(paths.filter((p) => !p.startsWith('dist/') && !['package.json', 'README.md'].includes(p))).toEqual([])
     expect(paths.filter((p) => /\.ts$/.test(p) && !p.endsWith('.d.ts'))).toEqual([])
     // For the report: what a peer downloads.
@@ -154,7 +176,10 @@ describe('the client package (@bernstein-a2a/client), packed and installed alone
   })
 
   it('imports nothing but its declared dependencies and node: built-ins', () => {
-    const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; scripts: Record<string, string> }
+    const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>
+      scripts: Record<string, string>
+    }
     const allowed = new Set([...Object.keys(manifest.dependencies), ...builtinModules])
     const bare = new Set<string>()
     const dist = join(project(), 'node_modules', '@bernstein-a2a', 'client', 'dist')
@@ -162,12 +187,19 @@ describe('the client package (@bernstein-a2a/client), packed and installed alone
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         if (entry.isDirectory()) walk(join(dir, entry.name))
         else if (/\.(js|d\.ts)$/.test(entry.name)) {
-          for (const m of readFileSync(join(dir, entry.name), 'utf8').matchAll(/\bfrom\s+'([^'.][^']*)'|\bimport\(\s*'([^'.][^']*)'\s*\)/g)) bare.add((m[1] ?? m[2])!)
+          for (const m of readFileSync(join(dir, entry.name), 'utf8').matchAll(/\bfrom\s+'([^'.][^']*)'|\bimport\(\s*'([^'.][^']*)'\s*\)/g))
+            bare.add((m[1] ?? m[2])!)
         }
       }
     }
     walk(dist)
-    const packageOf = (specifier: string) => (specifier.startsWith('node:') ? specifier.slice(5) : specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'))
+    const packageOf = (specifier: string) =>
+      specifier.startsWith('node:')
+        ? specifier.slice(5)
+        : specifier
+            .split('/')
+            .slice(0, specifier.startsWith('@') ? 2 : 1)
+            .join('/')
     expect([...bare].map(packageOf).filter((name) => !allowed.has(name))).toEqual([])
     expect(bare.size).toBeGreaterThan(3)
     // Only a build step before packing; nothing runs on a peer's machine.
@@ -182,12 +214,19 @@ describe('the client package (@bernstein-a2a/client), packed and installed alone
     for (const name of SERVER_ONLY) expect(tree.has(name), name).toBe(false)
     for (const [name, manifest] of tree) {
       const scripts = (manifest['scripts'] ?? {}) as Record<string, string>
-      expect(Object.keys(scripts).filter((s) => ['preinstall', 'install', 'postinstall'].includes(s)), name).toEqual([])
+      expect(
+        Object.keys(scripts).filter((s) => ['preinstall', 'install', 'postinstall'].includes(s)),
+        name,
+      ).toEqual([])
       // npm runs `node-gyp rebuild` for a package with a binding.gyp and no install script of its own.
       expect(existsSync(join(manifest['__dir'] as string, 'binding.gyp')), name).toBe(false)
     }
     const lock = JSON.parse(readFileSync(join(project(), 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> }
-    expect(Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript).map(([path]) => path)).toEqual([])
+    expect(
+      Object.entries(lock.packages)
+        .filter(([, p]) => p.hasInstallScript)
+        .map(([path]) => path),
+    ).toEqual([])
     console.log(`client install: ${tree.size} packages (${[...tree.keys()].sort().join(', ')})`)
   })
 
@@ -211,7 +250,9 @@ describe('the client package (@bernstein-a2a/client), packed and installed alone
     expect(compiled.code).not.toBe(0)
     const errors = compiled.stdout.split('\n').filter((l) => l.startsWith('wrong.ts('))
     expect(errors).toHaveLength(2)
-    expect(errors[0]).toMatch(/^wrong\.ts\(5,\d+\): error TS2367: This comparison appears to be unintentional because the types .* and '"done"' have no overlap/)
+    expect(errors[0]).toMatch(
+      /^wrong\.ts\(5,\d+\): error TS2367: This comparison appears to be unintentional because the types .* and '"done"' have no overlap/,
+    )
     expect(errors[1]).toMatch(/^wrong\.ts\(6,\d+\): error TS2551: Property 'entry_hsh' does not exist on type .*Did you mean 'entry_hash'\?/)
   }, 120_000)
 

@@ -42,7 +42,11 @@ describe('client SDK helpers against the real server', () => {
     const time = virtualTime(async (waits) => {
       if (waits.length === 4) await finishNewest(t.client, 'complete')
     })
-    const result = await sendAndWait(t.client, { sender: 'peer@globex', message: 'Fix the flaky login test' }, { initialDelayMs: 100, maxDelayMs: 500, timeoutMs: 60_000, sleep: time.sleep, now: time.now })
+    const result = await sendAndWait(
+      t.client,
+      { sender: 'peer@globex', message: 'Fix the flaky login test' },
+      { initialDelayMs: 100, maxDelayMs: 500, timeoutMs: 60_000, sleep: time.sleep, now: time.now },
+    )
     expect(time.waits).toEqual([100, 200, 400, 500])
     expect(result.ok).toBe(true)
     if (!result.ok) return
@@ -56,7 +60,11 @@ describe('client SDK helpers against the real server', () => {
   })
 
   it('verifyTaskReceipt rejects a tampered response, a wrong key and an unattested response', async () => {
-    const result = await sendAndWait(t.client, { sender: 'peer@globex', message: 'Tamper test' }, { initialDelayMs: 1, maxDelayMs: 1, sleep: () => finishNewest(t.client, 'complete') })
+    const result = await sendAndWait(
+      t.client,
+      { sender: 'peer@globex', message: 'Tamper test' },
+      { initialDelayMs: 1, maxDelayMs: 1, sleep: () => finishNewest(t.client, 'complete') },
+    )
     if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
     const tampered = await verifyTaskReceipt(result.responseText.replace('patched login()', 'patched logout()'), { jwks })
     expect(tampered.ok).toBe(false)
@@ -65,7 +73,11 @@ describe('client SDK helpers against the real server', () => {
     const otherKey = { kty: 'OKP', crv: 'Ed25519', x: (jwks as { keys: { x: string }[] }).keys[0]?.x, kid: t.keys.receipt.kid }
     const wrongKey = await verifyTaskReceipt(result.responseText, { trustedJwk: otherKey })
     expect(wrongKey.ok).toBe(false)
-    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({ ok: false, code: 'unattested', detail: 'the response carries no receipt (unattested)' })
+    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({
+      ok: false,
+      code: 'unattested',
+      detail: 'the response carries no receipt (unattested)',
+    })
     expect(await verifyTaskReceipt('not json', { jwks })).toMatchObject({ ok: false, code: 'malformed_response' })
   })
 
@@ -73,7 +85,7 @@ describe('client SDK helpers against the real server', () => {
     const receiptFingerprint = () => keyFingerprint(t.keys.receipt.publicKey)
     const wrongFingerprint = 'sha256:' + '0'.repeat(64)
 
-    it("verifies what the typed client returns (parsed JSON), fetching the JWKS from the node it came from", async () => {
+    it('verifies what the typed client returns (parsed JSON), fetching the JWKS from the node it came from', async () => {
       const jwksRequests: string[] = []
       const recording: typeof fetch = async (input, init) => {
         jwksRequests.push(String(input))
@@ -81,11 +93,18 @@ describe('client SDK helpers against the real server', () => {
       }
       const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'verify me as sent' } })
       expect(sent.data?.status).toBe('submitted')
-      expect(await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: recording })).toMatchObject({ ok: true, value: { keyPinned: true } })
+      expect(await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: recording })).toMatchObject({
+        ok: true,
+        value: { keyPinned: true },
+      })
       expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
       // Under the versioned prefix, the JWKS is still the node's own.
       const v1 = t.clientWith({ token: OPERATOR_TOKEN, prefix: '/api/v1' })
-      const result = await sendAndWait(v1, { sender: 'peer@globex', message: 'verify me when done' }, { initialDelayMs: 5, sleep: () => finishNewest(v1, 'complete') })
+      const result = await sendAndWait(
+        v1,
+        { sender: 'peer@globex', message: 'verify me when done' },
+        { initialDelayMs: 5, sleep: () => finishNewest(v1, 'complete') },
+      )
       if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
       const got = await v1.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: result.task.id } } })
       expect(got.data?.receipt?.task_id).toBe(result.task.id)
@@ -93,7 +112,9 @@ describe('client SDK helpers against the real server', () => {
       expect(await verifyTaskReceipt(got, { trustedFingerprints: receiptFingerprint(), fetch: recording })).toMatchObject({ ok: true })
       expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
       // sendAndWait's result, and a plain fetch Response, are accepted as they are.
-      expect(await verifyTaskReceipt(result, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/agent.json/keys` })).toMatchObject({ ok: true })
+      expect(await verifyTaskReceipt(result, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/agent.json/keys` })).toMatchObject({
+        ok: true,
+      })
       const raw = await fetch(`${t.url}/a2a/tasks/${result.task.id}`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
       expect(await verifyTaskReceipt(raw, { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ ok: true })
     })
@@ -102,23 +123,53 @@ describe('client SDK helpers against the real server', () => {
       const sent = await t.client.POST('/a2a/tasks/send', { body: { sender: 'peer@globex', message: 'not pinned' } })
       const untrusted = await verifyTaskReceipt(sent, { trustedFingerprints: [wrongFingerprint] })
       expect(untrusted).toMatchObject({ ok: false, code: 'receipt_invalid' })
-      if (!untrusted.ok && untrusted.code === 'receipt_invalid') expect(untrusted.failures).toEqual([expect.stringContaining(`(fingerprint ${receiptFingerprint()}, from ${t.url}/.well-known/agent.json/keys) is not among the trusted fingerprints`)])
-      const down = await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], fetch: async () => { throw new TypeError('fetch failed') } })
+      if (!untrusted.ok && untrusted.code === 'receipt_invalid')
+        expect(untrusted.failures).toEqual([
+          expect.stringContaining(`(fingerprint ${receiptFingerprint()}, from ${t.url}/.well-known/agent.json/keys) is not among the trusted fingerprints`),
+        ])
+      const down = await verifyTaskReceipt(sent, {
+        trustedFingerprints: [receiptFingerprint()],
+        fetch: async () => {
+          throw new TypeError('fetch failed')
+        },
+      })
       expect(down).toEqual({ ok: false, code: 'jwks_unavailable', detail: `could not fetch JWKS from ${t.url}/.well-known/agent.json/keys: fetch failed` })
       const missing = await verifyTaskReceipt(sent, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/no-such-keys` })
       expect(missing).toMatchObject({ ok: false, code: 'jwks_unavailable', detail: expect.stringMatching(/^could not fetch JWKS from .*: HTTP 40\d$/) })
       // Text alone does not say which node it came from.
-      expect(await verifyTaskReceipt(JSON.stringify(sent.data), { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ ok: false, code: 'invalid_argument', detail: expect.stringMatching(/^no JWKS URL/) })
+      expect(await verifyTaskReceipt(JSON.stringify(sent.data), { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({
+        ok: false,
+        code: 'invalid_argument',
+        detail: expect.stringMatching(/^no JWKS URL/),
+      })
       // An error response has no receipt to verify.
       const notFound = await t.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: 'ffffffffffff' } } })
-      expect(await verifyTaskReceipt(notFound, { trustedFingerprints: [receiptFingerprint()] })).toEqual({ ok: false, code: 'unattested', detail: 'the request failed (HTTP 404): no receipt to verify' })
+      expect(await verifyTaskReceipt(notFound, { trustedFingerprints: [receiptFingerprint()] })).toEqual({
+        ok: false,
+        code: 'unattested',
+        detail: 'the request failed (HTTP 404): no receipt to verify',
+      })
     })
 
     it('sendAndWait verifies the final receipt when asked, and ends with receipt_rejected when it does not verify', async () => {
-      const verified = await sendAndWait(t.client, { sender: 'peer@globex', message: 'verify on the way' }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [receiptFingerprint()] } })
+      const verified = await sendAndWait(
+        t.client,
+        { sender: 'peer@globex', message: 'verify on the way' },
+        { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [receiptFingerprint()] } },
+      )
       expect(verified).toMatchObject({ ok: true, status: 'completed', verification: { ok: true } })
-      const rejected = await sendAndWait(t.client, { sender: 'peer@globex', message: 'wrong pin' }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [wrongFingerprint] } })
-      expect(rejected).toMatchObject({ ok: false, reason: 'receipt_rejected', httpStatus: null, task: { status: 'completed' }, error: { ok: false, code: 'receipt_invalid' } })
+      const rejected = await sendAndWait(
+        t.client,
+        { sender: 'peer@globex', message: 'wrong pin' },
+        { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [wrongFingerprint] } },
+      )
+      expect(rejected).toMatchObject({
+        ok: false,
+        reason: 'receipt_rejected',
+        httpStatus: null,
+        task: { status: 'completed' },
+        error: { ok: false, code: 'receipt_invalid' },
+      })
     })
 
     it("carries receipts that match the contract's A2AReceipt", async () => {
@@ -128,8 +179,15 @@ describe('client SDK helpers against the real server', () => {
   })
 
   it('sendAndWait reports failed and canceled tasks as finished waits with their status', async () => {
-    for (const [how, status] of [['fail', 'failed'], ['cancel', 'canceled']] as const) {
-      const result = await sendAndWait(t.client, { sender: 'peer@globex', message: `to be ${status}` }, { initialDelayMs: 5, sleep: () => finishNewest(t.client, how) })
+    for (const [how, status] of [
+      ['fail', 'failed'],
+      ['cancel', 'canceled'],
+    ] as const) {
+      const result = await sendAndWait(
+        t.client,
+        { sender: 'peer@globex', message: `to be ${status}` },
+        { initialDelayMs: 5, sleep: () => finishNewest(t.client, how) },
+      )
       expect(result).toMatchObject({ ok: true, status, task: { status } })
     }
   })
@@ -142,7 +200,11 @@ describe('client SDK helpers against the real server', () => {
 
   it('sendAndWait times out with the last state seen when nobody works on the task', async () => {
     const time = virtualTime()
-    const result = await sendAndWait(t.client, { sender: 'peer@globex', message: 'nobody home' }, { initialDelayMs: 1_000, maxDelayMs: 4_000, timeoutMs: 10_000, sleep: time.sleep, now: time.now })
+    const result = await sendAndWait(
+      t.client,
+      { sender: 'peer@globex', message: 'nobody home' },
+      { initialDelayMs: 1_000, maxDelayMs: 4_000, timeoutMs: 10_000, sleep: time.sleep, now: time.now },
+    )
     expect(result).toMatchObject({ ok: false, reason: 'timeout', httpStatus: null, task: { status: 'submitted' } })
     expect(time.waits).toEqual([1_000, 2_000, 4_000, 3_000])
     expect(result.polls).toBe(4)
@@ -160,26 +222,53 @@ describe('client SDK helpers against the real server', () => {
       if (++readings === 2) setImmediate(() => controller.abort(reason))
       return Date.now()
     }
-    const result = await sendAndWait(t.client, { sender: 'peer@globex', message: 'abort me' }, { initialDelayMs: 3_600_000, maxDelayMs: 3_600_000, timeoutMs: 7_200_000, signal: controller.signal, now })
+    const result = await sendAndWait(
+      t.client,
+      { sender: 'peer@globex', message: 'abort me' },
+      { initialDelayMs: 3_600_000, maxDelayMs: 3_600_000, timeoutMs: 7_200_000, signal: controller.signal, now },
+    )
     expect(readings).toBe(2)
-    expect(result).toEqual({ ok: false, reason: 'aborted', httpStatus: null, error: reason, task: expect.objectContaining({ message: 'abort me', status: 'submitted' }), polls: 0 })
+    expect(result).toEqual({
+      ok: false,
+      reason: 'aborted',
+      httpStatus: null,
+      error: reason,
+      task: expect.objectContaining({ message: 'abort me', status: 'submitted' }),
+      polls: 0,
+    })
   })
 
   it('sendAndWait returns HTTP errors as data: a refused send, a failing poll', async () => {
     const agent = await t.tokens.create({ role: 'agent', tenant: 'default', expiresInSeconds: null })
     const refused = await sendAndWait(t.clientWith({ token: agent.token }), { sender: 'a', message: 'b' })
-    expect(refused).toEqual({ ok: false, reason: 'send_failed', httpStatus: 403, error: { detail: 'Agent tokens cannot access operator-only endpoints', required_permission: 'admin:manage' }, task: null, polls: 0 })
+    expect(refused).toEqual({
+      ok: false,
+      reason: 'send_failed',
+      httpStatus: 403,
+      error: { detail: 'Agent tokens cannot access operator-only endpoints', required_permission: 'admin:manage' },
+      task: null,
+      polls: 0,
+    })
     // The network answers 503 to every GET (a proxy in trouble); the send itself goes through.
     const flaky = createApiClient({
       baseUrl: t.url,
       token: OPERATOR_TOKEN,
       fetch: async (input: Request | string | URL, init?: RequestInit) => {
         const request = new Request(input, init)
-        return request.method === 'GET' ? new Response('{"detail":"Service Unavailable"}', { status: 503, headers: { 'content-type': 'application/json' } }) : fetch(request)
+        return request.method === 'GET'
+          ? new Response('{"detail":"Service Unavailable"}', { status: 503, headers: { 'content-type': 'application/json' } })
+          : fetch(request)
       },
     })
     const poll = await sendAndWait(flaky, { sender: 'a', message: 'b' }, { initialDelayMs: 1 })
-    expect(poll).toMatchObject({ ok: false, reason: 'poll_failed', httpStatus: 503, error: { detail: 'Service Unavailable' }, task: { status: 'submitted' }, polls: 1 })
+    expect(poll).toMatchObject({
+      ok: false,
+      reason: 'poll_failed',
+      httpStatus: 503,
+      error: { detail: 'Service Unavailable' },
+      task: { status: 'submitted' },
+      polls: 1,
+    })
   })
 
   it('sendAndWait refuses nonsensical timing options', async () => {
@@ -215,7 +304,13 @@ describe('client SDK helpers against the real server', () => {
     })
 
     it("takes the CLI's names: trustedFingerprints and require* (the former names still work)", async () => {
-      const modern = await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: fingerprint(), requireCostCapUsd: 10, requireRedactionTier: 'standard', requireSandboxProfile: 'container', expectedIssuer: 'test-node' })
+      const modern = await fetchAndVerifyPeerCard(t.url, {
+        trustedFingerprints: fingerprint(),
+        requireCostCapUsd: 10,
+        requireRedactionTier: 'standard',
+        requireSandboxProfile: 'container',
+        expectedIssuer: 'test-node',
+      })
       expect(modern).toMatchObject({ ok: true, fingerprint: fingerprint() })
       expect(await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()] })).toMatchObject({ ok: true })
       const stricter = await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()], requireSandboxProfile: 'microvm' })
@@ -231,7 +326,10 @@ describe('client SDK helpers against the real server', () => {
       }
       const wrong = [
         [{ trustedFingerprints: [fingerprint()], requireCostCapUsd: '10' }, /^requireCostCapUsd must be a number of USD/],
-        [{ trustedFingerprints: [fingerprint()], requirements: { maxCostCapUsd: '10', minRedactionTier: 'none', minSandboxProfile: 'none' } }, /^requirements\.maxCostCapUsd must be a number/],
+        [
+          { trustedFingerprints: [fingerprint()], requirements: { maxCostCapUsd: '10', minRedactionTier: 'none', minSandboxProfile: 'none' } },
+          /^requirements\.maxCostCapUsd must be a number/,
+        ],
         [{ trustedFingerprints: [fingerprint()], requirements: 'strict' }, /^requirements must be an object/],
         [{ trustedFingerprints: 42 }, /^trustedFingerprints must be a fingerprint/],
         [{ trustedFingerprints: [fingerprint()], trustedIssuerFingerprints: [fingerprint()] }, /not also its former name/],
@@ -241,7 +339,12 @@ describe('client SDK helpers against the real server', () => {
         const verdict = await fetchAndVerifyPeerCard(t.url, { ...options, fetch: counting } as never)
         expect(verdict, JSON.stringify(options)).toEqual({ ok: false, reason: 'invalid_options', detail: expect.stringMatching(detail), httpStatus: null })
       }
-      expect(await fetchAndVerifyPeerCard(t.url, null as never)).toEqual({ ok: false, reason: 'invalid_options', detail: 'options must be an object', httpStatus: null })
+      expect(await fetchAndVerifyPeerCard(t.url, null as never)).toEqual({
+        ok: false,
+        reason: 'invalid_options',
+        detail: 'options must be an object',
+        httpStatus: null,
+      })
       expect(fetched).toBe(0)
     })
 

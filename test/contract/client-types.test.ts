@@ -105,7 +105,8 @@ describe('client types', () => {
     // @ts-expect-error a JWKS URL alone pins nothing: the key's fingerprint is required with it
     const urlOnly = () => verifyTaskReceipt('{}', { jwksUrl: 'http://127.0.0.1:1/.well-known/agent.json/keys' })
     // What the typed client returns, and sendAndWait's result, are accepted as they are.
-    const fromClient = async () => verifyTaskReceipt(await client.POST('/a2a/tasks/send', { body: { sender: 'p', message: 'm' } }), { trustedFingerprints: ['sha256:…'] })
+    const fromClient = async () =>
+      verifyTaskReceipt(await client.POST('/a2a/tasks/send', { body: { sender: 'p', message: 'm' } }), { trustedFingerprints: ['sha256:…'] })
     const fromWait = async (r: SendAndWaitResult) => (r.ok ? verifyTaskReceipt(r, { trustedFingerprints: 'sha256:…', fetch: noNetwork }) : null)
     expect([narrow, card, unpinned, both, urlOnly, fromClient, fromWait].every((f) => typeof f === 'function')).toBe(true)
   })

@@ -23,7 +23,10 @@ async function journey(client: ApiClient, anonymous: ApiClient): Promise<Step[]>
   const id = sent.data?.id ?? 'missing'
   const got = await client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: id } } })
   steps.push({ step: 'get', status: got.response.status, schema: 'A2ATaskResponse', data: got.data })
-  const artifact = await client.POST('/a2a/tasks/{a2a_task_id}/artifacts', { params: { path: { a2a_task_id: id } }, body: { name: 'patch.diff', data: '--- a\n+++ b\n', content_type: 'text/x-diff' } })
+  const artifact = await client.POST('/a2a/tasks/{a2a_task_id}/artifacts', {
+    params: { path: { a2a_task_id: id } },
+    body: { name: 'patch.diff', data: '--- a\n+++ b\n', content_type: 'text/x-diff' },
+  })
   steps.push({ step: 'artifact', status: artifact.response.status, schema: 'A2AArtifactResponse', data: artifact.data })
   const list = await client.GET('/tasks', { params: { query: { limit: 10 } } })
   steps.push({ step: 'list', status: list.response.status, schema: 'TaskPage', data: list.data })
@@ -71,7 +74,11 @@ describe('the consumer contract: the same client journey against the Prism mock 
   it('gives the mock realistic data: the documented examples, not placeholders', async () => {
     const steps = await journey(createApiClient({ baseUrl: prism.url, token: OPERATOR_TOKEN }), createApiClient({ baseUrl: prism.url }))
     const byStep = Object.fromEntries(steps.map((s) => [s.step, s.data])) as Record<string, Record<string, unknown>>
-    expect(byStep['send']).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{12}$/), sender: 'peer-agent@globex', receipt: { kid: expect.stringMatching(/^a2a-server-lineage-/) } })
+    expect(byStep['send']).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f]{12}$/),
+      sender: 'peer-agent@globex',
+      receipt: { kid: expect.stringMatching(/^a2a-server-lineage-/) },
+    })
     expect(byStep['card']).toMatchObject({ alg: 'EdDSA', card: { issuer: 'acme-orch', policies: { redaction_tier: 'standard' } } })
     // A fresh node's list after one send: the task that send created, still open.
     expect(byStep['list']?.['tasks']).toEqual([expect.objectContaining({ id: expect.stringMatching(/^[0-9a-f]{12}$/), status: 'open' })])

@@ -27,9 +27,7 @@ const packageVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const
 
 /** Every status some operation of the document declares. */
-const documentedStatuses = new Set(
-  Object.values(document.paths).flatMap((item) => METHODS.flatMap((m) => Object.keys(item[m]?.responses ?? {}).map(Number))),
-)
+const documentedStatuses = new Set(Object.values(document.paths).flatMap((item) => METHODS.flatMap((m) => Object.keys(item[m]?.responses ?? {}).map(Number))))
 
 describe('openapi.yaml describes this server', () => {
   it('under its own name, at the version of the package', () => {
@@ -54,7 +52,8 @@ describe('openapi.yaml describes this server', () => {
   })
 
   it('tells its authentication as it is: bearer operator, agent and metrics tokens, and the public operations', () => {
-    for (const phrase of ['Bearer <token>', 'BERNSTEIN_AUTH_TOKEN', 'token create --role agent', 'BERNSTEIN_METRICS_TOKEN']) expect(description).toContain(phrase)
+    for (const phrase of ['Bearer <token>', 'BERNSTEIN_AUTH_TOKEN', 'token create --role agent', 'BERNSTEIN_METRICS_TOKEN'])
+      expect(description).toContain(phrase)
     const publicOperations = Object.entries(document.paths).flatMap(([path, item]) =>
       METHODS.filter((m) => (item[m] as { security?: unknown[] } | undefined)?.security?.length === 0).map(() => path),
     )
@@ -69,7 +68,9 @@ describe('openapi.yaml describes this server', () => {
     expect([...documentedStatuses].filter((s) => !tabled.has(s))).toEqual([])
     expect(rows.find((r) => r.statuses.includes(422))?.text).toMatch(/^Validation error/)
     expect(rows.find((r) => r.statuses.includes(400))?.text).not.toMatch(/validation/i)
-    expect(document.components['responses']?.['ValidationFailed']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } })
+    expect(document.components['responses']?.['ValidationFailed']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } },
+    })
   })
 
   it('points into docs/ for security, configuration, lineage and receipts', () => {
@@ -77,7 +78,10 @@ describe('openapi.yaml describes this server', () => {
   })
 
   it("keeps the seed's A2A operations: paths, operationIds, statuses and schemas", () => {
-    const seed = parse(readFileSync(join(repoRoot, '..', 'shared', 'reference', 'seed-a2a-openapi.yaml'), 'utf8')) as { paths: Paths; components: { schemas: Record<string, unknown> } }
+    const seed = parse(readFileSync(join(repoRoot, '..', 'shared', 'reference', 'seed-a2a-openapi.yaml'), 'utf8')) as {
+      paths: Paths
+      components: { schemas: Record<string, unknown> }
+    }
     for (const [path, item] of Object.entries(seed.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         const ours = document.paths[path]?.[method]
@@ -114,7 +118,11 @@ describe("openapi.yaml's examples (what the Prism mock answers)", () => {
     const examples = (document.components['examples'] ?? {}) as Record<string, { value: unknown }>
     const mediaTypes = [
       ...Object.entries(document.paths).flatMap(([path, item]) =>
-        METHODS.flatMap((m) => Object.entries(item[m]?.responses ?? {}).flatMap(([status, r]) => Object.entries(r.content ?? {}).map(([type, media]) => ({ at: `${m} ${path} ${status} ${type}`, media })))),
+        METHODS.flatMap((m) =>
+          Object.entries(item[m]?.responses ?? {}).flatMap(([status, r]) =>
+            Object.entries(r.content ?? {}).map(([type, media]) => ({ at: `${m} ${path} ${status} ${type}`, media })),
+          ),
+        ),
       ),
       ...Object.entries((document.components['responses'] ?? {}) as Record<string, { content?: Record<string, unknown> }>).flatMap(([name, r]) =>
         Object.entries(r.content ?? {}).map(([type, media]) => ({ at: `responses ${name} ${type}`, media })),
@@ -123,7 +131,8 @@ describe("openapi.yaml's examples (what the Prism mock answers)", () => {
     for (const { at, media } of mediaTypes) {
       const values: unknown[] = []
       if ('example' in media) values.push(media.example)
-      for (const entry of Object.values(media.examples ?? {})) values.push(entry.$ref ? examples[entry.$ref.replace('#/components/examples/', '')]?.value : entry.value)
+      for (const entry of Object.values(media.examples ?? {}))
+        values.push(entry.$ref ? examples[entry.$ref.replace('#/components/examples/', '')]?.value : entry.value)
       const ref = media.schema?.$ref
       for (const value of values) {
         checked++

@@ -17,7 +17,9 @@ const SEND = JSON.stringify({ sender: 'peer-agent@globex', message: 'Fix the fla
 /** The member names of a JSON value, nested ones as dotted paths: its shape, not its values. */
 function shape(value: unknown, prefix = ''): string[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return []
-  return Object.entries(value).flatMap(([key, inner]) => [prefix + key, ...shape(inner, `${prefix}${key}.`)]).sort()
+  return Object.entries(value)
+    .flatMap(([key, inner]) => [prefix + key, ...shape(inner, `${prefix}${key}.`)])
+    .sort()
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -67,7 +69,10 @@ describe('npm run mock -- --port N: the contract answering like a fresh node', (
   })
 
   it('answers a sent task as the node does: submitted, no artifacts, an acceptance receipt that verifies against its JWKS', async () => {
-    const [fromMock, fromNode] = await Promise.all([rawRequest(mock.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND }), rawRequest(node.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND })])
+    const [fromMock, fromNode] = await Promise.all([
+      rawRequest(mock.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND }),
+      rawRequest(node.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND }),
+    ])
     expect([fromMock.status, fromNode.status]).toEqual([201, 201])
     const [m, n] = [fromMock.json, fromNode.json] as { id: string; status: string; artifacts: unknown[]; receipt: unknown }[]
     expect(m).toMatchObject({ status: 'submitted', artifacts: [] })
@@ -109,7 +114,9 @@ describe('npm run mock -- --port N: the contract answering like a fresh node', (
   it('serves cards that verify: the agent card against its JWKS, the capability card by its own key', async () => {
     const card = await rawRequest(mock.url, { method: 'GET', path: '/.well-known/agent.json', token: null })
     const jwks = (await rawRequest(mock.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
-    const capability = (await rawRequest(mock.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null })).json as { card: { created_at: number } }
+    const capability = (await rawRequest(mock.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null })).json as {
+      card: { created_at: number }
+    }
     // At the time of the run the examples come from (the capability card expires after a day).
     const now = capability.card.created_at + 60
     expect(await checkAgentCardConformance(card.text, jwks, { now })).toMatchObject({ ok: true, reason: null })

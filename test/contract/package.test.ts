@@ -14,10 +14,15 @@ interface Run {
 
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -93,7 +98,10 @@ describe('the built package, consumed as bernstein-a2a/client', () => {
     symlinkSync(join(repoRoot, 'node_modules', '@types', 'node'), join(project, 'node_modules', '@types', 'node'), 'dir')
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ ...TSCONFIG, files: ['consumer.ts'] }))
-    writeFileSync(join(project, 'tsconfig.wrong.json'), JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true }, files: ['wrong.ts'] }))
+    writeFileSync(
+      join(project, 'tsconfig.wrong.json'),
+      JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true }, files: ['wrong.ts'] }),
+    )
     writeFileSync(join(project, 'consumer.ts'), CONSUMER)
     writeFileSync(join(project, 'wrong.ts'), WRONG)
     app = await startTestApp()
@@ -131,7 +139,9 @@ describe('the built package, consumed as bernstein-a2a/client', () => {
     expect(compiled.code).not.toBe(0)
     const errors = compiled.stdout.split('\n').filter((l) => l.startsWith('wrong.ts('))
     expect(errors).toHaveLength(2)
-    expect(errors[0]).toMatch(/^wrong\.ts\(4,\d+\): error TS2561: Object literal may only specify known properties, but 'mesage' does not exist in type .*Did you mean to write 'message'\?/)
+    expect(errors[0]).toMatch(
+      /^wrong\.ts\(4,\d+\): error TS2561: Object literal may only specify known properties, but 'mesage' does not exist in type .*Did you mean to write 'message'\?/,
+    )
     expect(errors[1]).toMatch(/^wrong\.ts\(5,\d+\): error TS2345: Argument of type '"\/a2a\/tasks\/\{a2a_task_id\}\/history"' is not assignable/)
   }, 120_000)
 })

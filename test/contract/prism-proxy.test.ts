@@ -80,7 +80,11 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     { label: 'agent token', status: 403, request: async (c) => ({ path: '/metrics', token: c.agentToken }) },
   ],
   'post /tasks': [
-    { label: 'created', status: 201, request: async () => ({ path: '/tasks', body: json({ title: 'Add a health check', role: 'backend', priority: 1, metadata: { ticket: 'OPS-1' } }) }) },
+    {
+      label: 'created',
+      status: 201,
+      request: async () => ({ path: '/tasks', body: json({ title: 'Add a health check', role: 'backend', priority: 1, metadata: { ticket: 'OPS-1' } }) }),
+    },
     { label: 'missing title', status: 422, request: async () => ({ path: '/tasks', body: json({ description: 'no title' }) }) },
     { label: 'extra field', status: 422, request: async () => ({ path: '/tasks', body: json({ title: 't', colour: 'red' }) }) },
     { label: 'not JSON', status: 415, request: async () => ({ path: '/tasks', body: 'title=x', headers: { 'content-type': 'text/plain' } }) },
@@ -114,19 +118,35 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     { label: 'claimed', status: 200, request: async (c) => ({ path: `/tasks/${await c.task('open')}/claim`, body: json({ agent_id: 'worker-1' }) }) },
     { label: 'no body', status: 200, request: async (c) => ({ path: `/tasks/${await c.task('open')}/claim` }) },
     { label: 'already done', status: 409, request: async (c) => ({ path: `/tasks/${await c.task('done')}/claim`, body: json({}) }) },
-    { label: 'stale version', status: 409, request: async (c) => ({ path: `/tasks/${await c.task('open')}/claim`, query: 'expected_version=7', body: json({}) }) },
+    {
+      label: 'stale version',
+      status: 409,
+      request: async (c) => ({ path: `/tasks/${await c.task('open')}/claim`, query: 'expected_version=7', body: json({}) }),
+    },
     { label: 'unknown', status: 404, request: async () => ({ path: '/tasks/ffffffffffff/claim', body: json({}) }) },
   ],
   'post /tasks/{task_id}/progress': [
-    { label: 'reported', status: 200, request: async (c) => ({ path: `/tasks/${await c.task('claimed')}/progress`, body: json({ message: 'reproduced', percent: 30 }) }) },
+    {
+      label: 'reported',
+      status: 200,
+      request: async (c) => ({ path: `/tasks/${await c.task('claimed')}/progress`, body: json({ message: 'reproduced', percent: 30 }) }),
+    },
     { label: 'missing message', status: 422, request: async (c) => ({ path: `/tasks/${await c.task('claimed')}/progress`, body: json({ percent: 30 }) }) },
-    { label: 'percent 101', status: 422, request: async (c) => ({ path: `/tasks/${await c.task('claimed')}/progress`, body: json({ message: 'm', percent: 101 }) }) },
+    {
+      label: 'percent 101',
+      status: 422,
+      request: async (c) => ({ path: `/tasks/${await c.task('claimed')}/progress`, body: json({ message: 'm', percent: 101 }) }),
+    },
     { label: 'terminal task', status: 409, request: async (c) => ({ path: `/tasks/${await c.task('cancelled')}/progress`, body: json({ message: 'late' }) }) },
   ],
   'post /tasks/{task_id}/complete': [
     { label: 'done', status: 200, request: async (c) => ({ path: `/tasks/${await c.task('in_progress')}/complete`, body: json({ result_summary: 'fixed' }) }) },
     { label: 'empty summary', status: 422, request: async (c) => ({ path: `/tasks/${await c.task('claimed')}/complete`, body: json({ result_summary: '' }) }) },
-    { label: 'cancelled task', status: 409, request: async (c) => ({ path: `/tasks/${await c.task('cancelled')}/complete`, body: json({ result_summary: 'x' }) }) },
+    {
+      label: 'cancelled task',
+      status: 409,
+      request: async (c) => ({ path: `/tasks/${await c.task('cancelled')}/complete`, body: json({ result_summary: 'x' }) }),
+    },
     { label: 'unknown', status: 404, request: async () => ({ path: '/tasks/ffffffffffff/complete', body: json({ result_summary: 'x' }) }) },
   ],
   'post /tasks/{task_id}/fail': [
@@ -149,7 +169,11 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   'get /a2a/agent-card': [{ label: 'card', status: 200, request: async () => ({ path: '/a2a/agent-card' }) }],
   'get /a2a/agents': [{ label: 'card', status: 200, request: async () => ({ path: '/a2a/agents' }) }],
   'post /a2a/tasks/send': [
-    { label: 'accepted', status: 201, request: async () => ({ path: '/a2a/tasks/send', body: json({ sender: 'peer@globex', message: 'Fix the flaky test', role: 'backend' }) }) },
+    {
+      label: 'accepted',
+      status: 201,
+      request: async () => ({ path: '/a2a/tasks/send', body: json({ sender: 'peer@globex', message: 'Fix the flaky test', role: 'backend' }) }),
+    },
     { label: 'missing message', status: 422, request: async () => ({ path: '/a2a/tasks/send', body: json({ sender: 'peer@globex' }) }) },
     { label: 'agent token', status: 403, request: async (c) => ({ path: '/a2a/tasks/send', body: json({ sender: 'a', message: 'b' }), token: c.agentToken }) },
   ],
@@ -167,23 +191,48 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     { label: 'unknown', status: 404, request: async () => ({ path: '/a2a/tasks/ffffffffffff' }) },
   ],
   'post /a2a/tasks/{a2a_task_id}/artifacts': [
-    { label: 'added', status: 201, request: async (c) => ({ path: `/a2a/tasks/${(await c.a2aTask()).id}/artifacts`, body: json({ name: 'patch.diff', data: '--- a\n+++ b\n', content_type: 'text/x-diff' }) }) },
+    {
+      label: 'added',
+      status: 201,
+      request: async (c) => ({
+        path: `/a2a/tasks/${(await c.a2aTask()).id}/artifacts`,
+        body: json({ name: 'patch.diff', data: '--- a\n+++ b\n', content_type: 'text/x-diff' }),
+      }),
+    },
     { label: 'missing name', status: 422, request: async (c) => ({ path: `/a2a/tasks/${(await c.a2aTask()).id}/artifacts`, body: json({ data: 'x' }) }) },
     { label: 'unknown', status: 404, request: async () => ({ path: '/a2a/tasks/ffffffffffff/artifacts', body: json({ name: 'x' }) }) },
   ],
   'post /a2a/message': [
-    { label: 'delivered', status: 201, request: async (c) => ({ path: '/a2a/message', body: json({ sender: 'peer@globex', recipient: 'bernstein', content: 'it flakes under load', task_id: await c.task('open') }) }) },
-    { label: 'unknown task', status: 404, request: async () => ({ path: '/a2a/message', body: json({ sender: 'p', recipient: 'b', content: 'c', task_id: 'ffffffffffff' }) }) },
+    {
+      label: 'delivered',
+      status: 201,
+      request: async (c) => ({
+        path: '/a2a/message',
+        body: json({ sender: 'peer@globex', recipient: 'bernstein', content: 'it flakes under load', task_id: await c.task('open') }),
+      }),
+    },
+    {
+      label: 'unknown task',
+      status: 404,
+      request: async () => ({ path: '/a2a/message', body: json({ sender: 'p', recipient: 'b', content: 'c', task_id: 'ffffffffffff' }) }),
+    },
     { label: 'missing content', status: 422, request: async () => ({ path: '/a2a/message', body: json({ sender: 'p', recipient: 'b', task_id: 'x' }) }) },
   ],
   'post /a2a/v0/tasks': [
     {
       label: 'accepted',
       status: 202,
-      request: async () => ({ path: '/a2a/v0/tasks', body: json({ sender: V0_SENDER, task: { id: `remote-${Math.random().toString(36).slice(2)}`, message: 'Review the patch', role: 'backend' } }) }),
+      request: async () => ({
+        path: '/a2a/v0/tasks',
+        body: json({ sender: V0_SENDER, task: { id: `remote-${Math.random().toString(36).slice(2)}`, message: 'Review the patch', role: 'backend' } }),
+      }),
     },
     { label: 'no sender card', status: 400, request: async () => ({ path: '/a2a/v0/tasks', body: json({ task: { id: 'r', message: 'm' } }) }) },
-    { label: 'empty message', status: 409, request: async () => ({ path: '/a2a/v0/tasks', body: json({ sender: V0_SENDER, task: { id: 'r-1', message: ' ' } }) }) },
+    {
+      label: 'empty message',
+      status: 409,
+      request: async () => ({ path: '/a2a/v0/tasks', body: json({ sender: V0_SENDER, task: { id: 'r-1', message: ' ' } }) }),
+    },
   ],
   'get /lineage/tracker-audit': [
     { label: 'page', status: 200, request: async () => ({ path: '/lineage/tracker-audit', query: 'limit=3' }) },
@@ -197,16 +246,32 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ],
   'get /.well-known/agent.json': [
     { label: 'card', status: 200, request: async () => ({ path: '/.well-known/agent.json', token: null }) },
-    { label: 'not modified', status: 304, request: async (c) => ({ path: '/.well-known/agent.json', token: null, headers: { 'if-none-match': await c.etag('/.well-known/agent.json') } }) },
+    {
+      label: 'not modified',
+      status: 304,
+      request: async (c) => ({ path: '/.well-known/agent.json', token: null, headers: { 'if-none-match': await c.etag('/.well-known/agent.json') } }),
+    },
   ],
   'get /.well-known/agent-card.json': [
     { label: 'card', status: 200, request: async () => ({ path: '/.well-known/agent-card.json', token: null }) },
-    { label: 'not modified', status: 304, request: async (c) => ({ path: '/.well-known/agent-card.json', token: null, headers: { 'if-none-match': await c.etag('/.well-known/agent-card.json') } }) },
+    {
+      label: 'not modified',
+      status: 304,
+      request: async (c) => ({ path: '/.well-known/agent-card.json', token: null, headers: { 'if-none-match': await c.etag('/.well-known/agent-card.json') } }),
+    },
   ],
   'get /.well-known/agent.json/keys': [{ label: 'jwks', status: 200, request: async () => ({ path: '/.well-known/agent.json/keys', token: null }) }],
   'get /.well-known/a2a-capability-card.json': [
     { label: 'card', status: 200, request: async () => ({ path: '/.well-known/a2a-capability-card.json', token: null }) },
-    { label: 'not modified', status: 304, request: async (c) => ({ path: '/.well-known/a2a-capability-card.json', token: null, headers: { 'if-none-match': await c.etag('/.well-known/a2a-capability-card.json') } }) },
+    {
+      label: 'not modified',
+      status: 304,
+      request: async (c) => ({
+        path: '/.well-known/a2a-capability-card.json',
+        token: null,
+        headers: { 'if-none-match': await c.etag('/.well-known/a2a-capability-card.json') },
+      }),
+    },
   ],
 }
 
@@ -305,7 +370,10 @@ describe('the proxy check itself', () => {
     })
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', () => resolve()))
     const address = liar.address()
-    proxy = await startPrism('proxy', { upstream: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, flags: ['--errors', '--validate-request=false'] })
+    proxy = await startPrism('proxy', {
+      upstream: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+      flags: ['--errors', '--validate-request=false'],
+    })
   }, 90_000)
   afterAll(async () => {
     await proxy?.stop()

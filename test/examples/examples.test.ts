@@ -15,9 +15,14 @@ interface Run {
 /** `npx tsx examples/<name>.ts`, as the README says, with the server's URL and token in the environment. */
 function example(name: string, env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', `examples/${name}.ts`], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', `examples/${name}.ts`],
+      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -34,18 +39,24 @@ describe('the README examples run', () => {
     const run = await example('typed-client', env)
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
-    expect(run.stdout).toMatch(/^created task [0-9a-f]{12}: open, version 1\nopen tasks on the first page: [1-5]\nread back through \/api\/v1: Add a health check\nunknown task: 404 Task 'ffffffffffff' not found\n$/)
+    expect(run.stdout).toMatch(
+      /^created task [0-9a-f]{12}: open, version 1\nopen tasks on the first page: [1-5]\nread back through \/api\/v1: Add a health check\nunknown task: 404 Task 'ffffffffffff' not found\n$/,
+    )
   })
 
   it('send-and-wait.ts: the task completes and its receipt verifies', async () => {
     const run = await example('send-and-wait', env)
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
-    expect(run.stdout).toMatch(/^task [0-9a-f]{12} completed after \d+ polls: result\nreceipt verified: key a2a-server-lineage-[0-9a-f]{16}, entry sha256:[0-9a-f]{64}\n$/)
+    expect(run.stdout).toMatch(
+      /^task [0-9a-f]{12} completed after \d+ polls: result\nreceipt verified: key a2a-server-lineage-[0-9a-f]{16}, entry sha256:[0-9a-f]{64}\n$/,
+    )
     // Pinned by the receipt key's fingerprint, the client fetches the JWKS itself.
     const pinned = await example('send-and-wait', { ...env, RECEIPT_FINGERPRINT: keyFingerprint(app.keys.receipt.publicKey) })
     expect(pinned.stderr).toBe('')
-    expect(pinned.stdout).toMatch(/^task [0-9a-f]{12} completed after \d+ polls: result\nreceipt verified: key a2a-server-lineage-[0-9a-f]{16}, entry sha256:[0-9a-f]{64}\n$/)
+    expect(pinned.stdout).toMatch(
+      /^task [0-9a-f]{12} completed after \d+ polls: result\nreceipt verified: key a2a-server-lineage-[0-9a-f]{16}, entry sha256:[0-9a-f]{64}\n$/,
+    )
   })
 
   it('verify-peer-card.ts: trusted with the pinned fingerprint, refused without', async () => {

@@ -8,7 +8,6 @@ import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, TEST_AUDIT_KEY, type TestApp, rawRequest } from '../helpers/test-app.js'
 import { OPEN, cardFingerprint, chainLines, delegate, federationNodes, localTask } from './nodes.js'
 
-
 for (const engine of testEngines()) {
   describe(`federation between two nodes (${engine})`, () => {
     const node = federationNodes(engine)
@@ -43,7 +42,9 @@ for (const engine of testEngines()) {
       expect(local.data).toMatchObject({ status: 'done', result_summary: 'parser ported, 42 tests' })
 
       // B's chain holds the boundary entry bound to the digest of A's envelope for that task.
-      const boundaryLine = (await chainLines(b)).map((l) => parseTrackerEntry(parsePythonJson(l))).find((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')
+      const boundaryLine = (await chainLines(b))
+        .map((l) => parseTrackerEntry(parsePythonJson(l)))
+        .find((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')
       expect(boundaryLine?.ok).toBe(true)
       if (boundaryLine?.ok) {
         expect(boundaryLine.value.ticket_id).toBe(claimed.data!.id)
@@ -61,18 +62,30 @@ for (const engine of testEngines()) {
 
     it('B accepts only pinned senders whose envelope issuer is their card issuer', async () => {
       const a = await node('org-a')
-      const b = await node('org-b', { inboundTrust: { trustedPeerFingerprints: [cardFingerprint(a)], requirements: { maxCostCapUsd: 10, minRedactionTier: 'basic', minSandboxProfile: 'process' }, strictLineage: false } })
+      const b = await node('org-b', {
+        inboundTrust: {
+          trustedPeerFingerprints: [cardFingerprint(a)],
+          requirements: { maxCostCapUsd: 10, minRedactionTier: 'basic', minSandboxProfile: 'process' },
+          strictLineage: false,
+        },
+      })
       const ok = await delegate(a, b, await localTask(a))
       expect(ok.status).toBe('accepted')
 
       const stranger = await node('org-x')
       const refused = await delegate(stranger, b, await localTask(stranger))
       expect(refused.status).toBe('rejected')
-      expect(refused.lastError).toMatch(/^peer answered 409: sender capability card rejected \(untrusted_issuer\): card key fingerprint sha256:[0-9a-f]{64} is not in the trusted-issuer set$/)
+      expect(refused.lastError).toMatch(
+        /^peer answered 409: sender capability card rejected \(untrusted_issuer\): card key fingerprint sha256:[0-9a-f]{64} is not in the trusted-issuer set$/,
+      )
       expect(await taskCount(b)).toBe(1)
 
       // A sender without its card when B requires one: 409, nothing stored.
-      const bare = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify({ sender: { name: 'org-a', description: '' }, task: { id: 'x1', message: 'hi' } }) })
+      const bare = await rawRequest(b.url, {
+        method: 'POST',
+        path: '/a2a/v0/tasks',
+        body: JSON.stringify({ sender: { name: 'org-a', description: '' }, task: { id: 'x1', message: 'hi' } }),
+      })
       expect(bare.status).toBe(409)
       expect(bare.json).toEqual({ detail: 'sender capability card required: this node only accepts pinned peers' })
       expect(await taskCount(b)).toBe(1)
@@ -82,7 +95,9 @@ for (const engine of testEngines()) {
       const a = await node('org-a')
       const c = await node('org-c')
       // B pins both A and C: being pinned must not let A speak for C.
-      const b = await node('org-b', { inboundTrust: { trustedPeerFingerprints: [cardFingerprint(a), cardFingerprint(c)], requirements: OPEN, strictLineage: true } })
+      const b = await node('org-b', {
+        inboundTrust: { trustedPeerFingerprints: [cardFingerprint(a), cardFingerprint(c)], requirements: OPEN, strictLineage: true },
+      })
       const taskId = await localTask(a)
       // A's real signed card as it serves it, and A's real lineage envelope for the task.
       const card = parsePythonJson(await (await fetch(`${a.url}/.well-known/a2a-capability-card.json`)).text())
@@ -99,16 +114,22 @@ for (const engine of testEngines()) {
 
       const forged = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-c') })
       expect(forged.status).toBe(409)
-      expect(forged.json).toEqual({ detail: "sender capability card rejected (issuer_mismatch): card issuer 'org-a' does not match the message origin 'org-c'" })
+      expect(forged.json).toEqual({
+        detail: "sender capability card rejected (issuer_mismatch): card issuer 'org-a' does not match the message origin 'org-c'",
+      })
       expect(await taskCount(b)).toBe(tasksBefore)
       expect(await chainLines(b)).toEqual(chainBefore)
-      expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toBeUndefined()
+      expect(
+        await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId }),
+      ).toBeUndefined()
 
       // The same request naming A's own issuer is accepted: the issuer alone made the difference.
       const genuine = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-a') })
       expect(genuine.status).toBe(202)
       expect(await taskCount(b)).toBe(tasksBefore + 1)
-      expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toMatchObject({ taskId: (genuine.json as { task_id: string }).task_id })
+      expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toMatchObject(
+        { taskId: (genuine.json as { task_id: string }).task_id },
+      )
       const added = (await chainLines(b)).slice(chainBefore.length).map((l) => parseTrackerEntry(parsePythonJson(l)))
       expect(added.filter((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')).toHaveLength(1)
     })
@@ -120,7 +141,9 @@ for (const engine of testEngines()) {
 
       const untrusted = await delegate(a, b, taskId, { trustedFingerprints: ['sha256:' + '0'.repeat(64)] })
       expect(untrusted).toMatchObject({ status: 'rejected', attempts: 0 })
-      expect(untrusted.lastError).toBe(`capability card rejected (untrusted_issuer): card key fingerprint ${cardFingerprint(b)} is not in the trusted-issuer set`)
+      expect(untrusted.lastError).toBe(
+        `capability card rejected (untrusted_issuer): card key fingerprint ${cardFingerprint(b)} is not in the trusted-issuer set`,
+      )
 
       const weaker = await delegate(a, b, taskId, { requirements: { maxCostCapUsd: 5, minRedactionTier: 'strict', minSandboxProfile: 'microvm' } })
       expect(weaker.status).toBe('rejected')
@@ -153,10 +176,15 @@ for (const engine of testEngines()) {
       const taskId = await localTask(a)
       const envelope = await a.app.services.lineage.envelope(taskId)
       const payload = lineageEnvelopePayload(envelope)
-      const text = pythonCanonical({ sender: { name: 'org-a', description: '' }, task: { id: taskId, message: 'm' }, 'bernstein.lineage_v2': payload }).replace('"ticket_id":"' + taskId + '"', '"ticket_id":"forged"')
+      const text = pythonCanonical({ sender: { name: 'org-a', description: '' }, task: { id: taskId, message: 'm' }, 'bernstein.lineage_v2': payload }).replace(
+        '"ticket_id":"' + taskId + '"',
+        '"ticket_id":"forged"',
+      )
       const res = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: text })
       expect(res.status).toBe(409)
-      expect((res.json as { detail: string }).detail).toMatch(/^lineage envelope rejected: lineage envelope chain_digest mismatch \(carried sha256:[0-9a-f]{64}, recomputed sha256:[0-9a-f]{64}\)$/)
+      expect((res.json as { detail: string }).detail).toMatch(
+        /^lineage envelope rejected: lineage envelope chain_digest mismatch \(carried sha256:[0-9a-f]{64}, recomputed sha256:[0-9a-f]{64}\)$/,
+      )
       expect(await taskCount(b)).toBe(0)
       expect(await chainLines(b)).toEqual([])
     })
@@ -164,7 +192,8 @@ for (const engine of testEngines()) {
     it('retries a peer answering 503 then accepts once; fails after retries when the peer is down', async () => {
       let v0Calls = 0
       const flakyFetch: typeof fetch = async (input, init) => {
-        if (String(input).endsWith('/a2a/v0/tasks') && ++v0Calls === 1) return new Response('{"detail":"busy"}', { status: 503, headers: { 'retry-after': '0' } })
+        if (String(input).endsWith('/a2a/v0/tasks') && ++v0Calls === 1)
+          return new Response('{"detail":"busy"}', { status: 503, headers: { 'retry-after': '0' } })
         return fetch(input, init)
       }
       const a = await node('org-a', {}, { fetch: flakyFetch })
@@ -177,7 +206,14 @@ for (const engine of testEngines()) {
       const fp = cardFingerprint(c)
       const url = c.url
       await c.close()
-      const down = await a.app.services.delegation.delegate({ tenantId: 'default', peerUrl: url, peerToken: OPERATOR_TOKEN, taskId: await localTask(a), trustedFingerprints: [fp], requirements: OPEN })
+      const down = await a.app.services.delegation.delegate({
+        tenantId: 'default',
+        peerUrl: url,
+        peerToken: OPERATOR_TOKEN,
+        taskId: await localTask(a),
+        trustedFingerprints: [fp],
+        requirements: OPEN,
+      })
       expect(down.status).toBe('failed')
       expect(down.lastError).toMatch(/^capability card unreachable: /)
     })
@@ -186,14 +222,30 @@ for (const engine of testEngines()) {
       const a = await node('org-a')
       const b = await node('org-b')
       const remote = await localTask(b, 'remote work')
-      const sent = await a.app.services.delegation.sendMessage({ tenantId: 'default', peerUrl: b.url + '/', peerToken: OPERATOR_TOKEN, sender: 'alice', recipient: 'bob', content: 'use the v2 API', taskId: remote })
+      const sent = await a.app.services.delegation.sendMessage({
+        tenantId: 'default',
+        peerUrl: b.url + '/',
+        peerToken: OPERATOR_TOKEN,
+        sender: 'alice',
+        recipient: 'bob',
+        content: 'use the v2 API',
+        taskId: remote,
+      })
       expect(sent).toMatchObject({ direction: 'outbound', delivered: true, externalEndpoint: b.url, taskId: remote })
       expect(await a.store.repos.a2a.messages('default')).toEqual([sent])
       const atB = await b.client.GET('/tasks/{task_id}', { params: { path: { task_id: remote } } })
       expect(atB.data!.progress_log.map((p) => p.message)).toEqual(['[A2A:alice->bob] use the v2 API'])
 
       await expect(
-        a.app.services.delegation.sendMessage({ tenantId: 'default', peerUrl: b.url, peerToken: OPERATOR_TOKEN, sender: 'alice', recipient: 'bob', content: 'x', taskId: 'ffffffffffff' }),
+        a.app.services.delegation.sendMessage({
+          tenantId: 'default',
+          peerUrl: b.url,
+          peerToken: OPERATOR_TOKEN,
+          sender: 'alice',
+          recipient: 'bob',
+          content: 'x',
+          taskId: 'ffffffffffff',
+        }),
       ).rejects.toMatchObject({ code: 'rejected', message: "peer answered 404: Task 'ffffffffffff' not found" })
       expect(await a.store.repos.a2a.messages('default')).toHaveLength(1)
     })

@@ -36,7 +36,9 @@ for (const engine of testEngines()) {
     const node = federationNodes(engine)
 
     /** Node A on the fixed clock, whose follow answers pass through `rewrite.current` when set. */
-    async function delegator(extra: { fetch?: typeof fetch; peerToken?: () => string } = {}): Promise<{ a: TestApp; rewrite: { current: FollowRewrite | null } }> {
+    async function delegator(
+      extra: { fetch?: typeof fetch; peerToken?: () => string } = {},
+    ): Promise<{ a: TestApp; rewrite: { current: FollowRewrite | null } }> {
       const rewrite: { current: FollowRewrite | null } = { current: null }
       const inner = extra.fetch ?? fetch
       const intercepting: typeof fetch = async (input, init) => {
@@ -75,7 +77,9 @@ for (const engine of testEngines()) {
     async function completeAtB(b: TestApp, d: Delegation, summary: string): Promise<void> {
       const id = await remoteTaskId(b, d)
       expect((await b.client.POST('/tasks/{task_id}/claim', { params: { path: { task_id: id } } })).response.status).toBe(200)
-      expect((await b.client.POST('/tasks/{task_id}/complete', { params: { path: { task_id: id } }, body: { result_summary: summary } })).response.status).toBe(200)
+      expect((await b.client.POST('/tasks/{task_id}/complete', { params: { path: { task_id: id } }, body: { result_summary: summary } })).response.status).toBe(
+        200,
+      )
     }
 
     it('a forged completion (rewritten result, tampered receipt signature) settles nothing; the genuine one then settles', async () => {
@@ -161,18 +165,30 @@ for (const engine of testEngines()) {
       // At B, one worker gives up on its task, and the operator cancels the other.
       const failingAtB = await remoteTaskId(b, failing)
       await b.client.POST('/tasks/{task_id}/claim', { params: { path: { task_id: failingAtB } } })
-      expect((await b.client.POST('/tasks/{task_id}/fail', { params: { path: { task_id: failingAtB } }, body: { reason: 'out of budget' } })).data!.status).toBe('failed')
+      expect(
+        (await b.client.POST('/tasks/{task_id}/fail', { params: { path: { task_id: failingAtB } }, body: { reason: 'out of budget' } })).data!.status,
+      ).toBe('failed')
       const cancelledAtB = await remoteTaskId(b, cancelled)
-      expect((await b.client.POST('/tasks/{task_id}/cancel', { params: { path: { task_id: cancelledAtB } }, body: { reason: 'not needed' } })).data!.status).toBe('cancelled')
+      expect(
+        (await b.client.POST('/tasks/{task_id}/cancel', { params: { path: { task_id: cancelledAtB } }, body: { reason: 'not needed' } })).data!.status,
+      ).toBe('cancelled')
 
       const failed = await followOnce(a, failing.id)
       // B's reason reaches A: B attests the ended task with the reason as an `error` artifact.
       expect(failed).toEqual({ ...failing, status: 'failed', result: 'out of budget', lastError: 'remote task failed', nextPollAt: null, polls: 1 })
-      expect(await localTaskState(a, failingTask)).toMatchObject({ status: 'failed', terminal_reason: 'delegated task failed at org-b: out of budget', result_summary: null })
+      expect(await localTaskState(a, failingTask)).toMatchObject({
+        status: 'failed',
+        terminal_reason: 'delegated task failed at org-b: out of budget',
+        result_summary: null,
+      })
 
       const canceled = await followOnce(a, cancelled.id)
       expect(canceled).toEqual({ ...cancelled, status: 'failed', result: 'not needed', lastError: 'remote task canceled', nextPollAt: null, polls: 1 })
-      expect(await localTaskState(a, cancelledTask)).toMatchObject({ status: 'failed', terminal_reason: 'delegated task canceled at org-b: not needed', result_summary: null })
+      expect(await localTaskState(a, cancelledTask)).toMatchObject({
+        status: 'failed',
+        terminal_reason: 'delegated task canceled at org-b: not needed',
+        result_summary: null,
+      })
 
       // Ended delegations are no longer followed.
       expect(await a.app.services.delegation.syncDue({ all: true })).toEqual([])

@@ -22,12 +22,26 @@ const POLICIES = { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile
 
 /** A capability card for `peerorg`, signed with `key`, issued at `issuedAt` and valid for an hour. */
 function peerCard(key = PEER, issuedAt = NOW - 120): Promise<SignedCapabilityCard> {
-  return issueCapabilityCard({ issuer: 'peerorg', name: 'Peer Org', tools: ['task_orchestration'], policies: POLICIES, ttlSeconds: 3600, privateKey: key.privateKey, now: issuedAt })
+  return issueCapabilityCard({
+    issuer: 'peerorg',
+    name: 'Peer Org',
+    tools: ['task_orchestration'],
+    policies: POLICIES,
+    ttlSeconds: 3600,
+    privateKey: key.privateKey,
+    now: issuedAt,
+  })
 }
 
 type Json = Record<string, unknown>
 
-const sender = (extra: Json = {}): Json => ({ name: 'peerorg', description: '', capabilities: ['task_orchestration'], endpoint: 'http://peerorg.test', ...extra })
+const sender = (extra: Json = {}): Json => ({
+  name: 'peerorg',
+  description: '',
+  capabilities: ['task_orchestration'],
+  endpoint: 'http://peerorg.test',
+  ...extra,
+})
 
 function v0(app: TestApp, body: Json, token?: string): ReturnType<typeof rawRequest> {
   return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify(body), ...(token !== undefined && { token }) })
@@ -77,15 +91,27 @@ for (const engine of testEngines()) {
         const refusals: readonly (readonly [string, Json, string | RegExp])[] = [
           ['no card, the accepted task unchanged', { sender: sender(), task }, 'sender capability card required: this node only accepts pinned peers'],
           ['a null card', { sender: sender({ capability_card: null }), task }, 'sender capability card required: this node only accepts pinned peers'],
-          ['a tampered card', { sender: sender({ capability_card: tampered }), task }, 'sender capability card rejected (signature): card signature is invalid or the card has expired'],
-          ['an expired card under the pinned key', { sender: sender({ capability_card: await peerCard(PEER, NOW - 7200) }), task }, 'sender capability card rejected (signature): card signature is invalid or the card has expired'],
+          [
+            'a tampered card',
+            { sender: sender({ capability_card: tampered }), task },
+            'sender capability card rejected (signature): card signature is invalid or the card has expired',
+          ],
+          [
+            'an expired card under the pinned key',
+            { sender: sender({ capability_card: await peerCard(PEER, NOW - 7200) }), task },
+            'sender capability card rejected (signature): card signature is invalid or the card has expired',
+          ],
           [
             'a valid card under a key that is not pinned',
             { sender: sender({ capability_card: await peerCard(STRANGER) }), task },
             `sender capability card rejected (untrusted_issuer): card key fingerprint ${keyFingerprint(STRANGER.publicKey)} is not in the trusted-issuer set`,
           ],
           ['a card that is not a card', { sender: sender({ capability_card: 'trust me' }), task }, /^sender capability card unusable: /],
-          ['the pinned card with a lineage envelope that does not verify', { sender: sender({ capability_card: card }), task, 'bernstein.lineage_v2': { source_issuer: 'peerorg' } }, /^lineage envelope rejected: /],
+          [
+            'the pinned card with a lineage envelope that does not verify',
+            { sender: sender({ capability_card: card }), task, 'bernstein.lineage_v2': { source_issuer: 'peerorg' } },
+            /^lineage envelope rejected: /,
+          ],
         ]
         for (const [label, body, detail] of refusals) {
           const repeat = await v0(b, body)
@@ -104,7 +130,10 @@ for (const engine of testEngines()) {
         // (new dates and signature) and a refreshed sender card; the default role spelled out or left out.
         const redeliveries: readonly (readonly [string, Json])[] = [
           ['the same body again', { sender: sender({ capability_card: card }), task }],
-          ['a re-issued card, same key', { sender: sender({ capability_card: await peerCard(PEER, NOW), description: 'Peer Org, v2', endpoint: 'http://peerorg.test/' }), task }],
+          [
+            'a re-issued card, same key',
+            { sender: sender({ capability_card: await peerCard(PEER, NOW), description: 'Peer Org, v2', endpoint: 'http://peerorg.test/' }), task },
+          ],
           ['the default role left out', { sender: sender({ capability_card: card }), task: { id: task.id, message: task.message } }],
         ]
         for (const [label, body] of redeliveries) {
@@ -132,20 +161,25 @@ for (const engine of testEngines()) {
           const res = await v0(b, { sender: sender({ capability_card: card }), task: { ...task, ...changed } })
           expect(res.status, JSON.stringify(changed)).toBe(409)
           expect(res.json).toEqual({
-            detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+            detail:
+              "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
           })
           expect(res.headers.get('bernstein-delivery')).toBeNull()
           expect(await dump.dump()).toEqual(before)
         }
         // The delegation itself is untouched: its own redelivery is still a duplicate of the first acceptance.
         const again = await v0(b, { sender: sender({ capability_card: card }), task })
-        expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({ status: 202, delivery: 'duplicate', json: first.json })
+        expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({
+          status: 202,
+          delivery: 'duplicate',
+          json: first.json,
+        })
       } finally {
         await dump.close()
       }
     })
 
-    it('keys deliveries by the verified card key: a pinned peer using another\'s name and ids neither learns of nor blocks its delegations', async () => {
+    it("keys deliveries by the verified card key: a pinned peer using another's name and ids neither learns of nor blocks its delegations", async () => {
       const b = await node('org-b', {
         inboundTrust: { trustedPeerFingerprints: [keyFingerprint(PEER.publicKey), keyFingerprint(OTHER.publicKey)], requirements: OPEN, strictLineage: false },
       })
@@ -153,7 +187,7 @@ for (const engine of testEngines()) {
       // OTHER's card is valid and pinned, and names the same issuer: only the key tells them apart.
       const other = sender({ capability_card: await peerCard(OTHER) })
 
-      const mine = await delivered(v0(b, { sender: peer, task: { id: 'dup-3', message: 'the peer\'s task' } }))
+      const mine = await delivered(v0(b, { sender: peer, task: { id: 'dup-3', message: "the peer's task" } }))
       expect(mine).toMatchObject({ status: 202, delivery: 'new' })
       // Under the accepted id and name, with another task: neither the accepted ids nor a conflict (which would say
       // the id is taken), but a delegation of its own.
@@ -161,15 +195,15 @@ for (const engine of testEngines()) {
       expect(theirs).toMatchObject({ status: 202, delivery: 'new', json: { remote_task_id: 'dup-3', peer_name: 'peerorg' } })
       for (const field of ['id', 'task_id', 'a2a_task_id']) expect(theirs.json[field], field).not.toBe(mine.json[field])
       // And with the very task the peer sent: still its own, not the peer's.
-      const copied = await delivered(v0(b, { sender: other, task: { id: 'dup-4', message: 'the peer\'s task' } }))
-      const first = await delivered(v0(b, { sender: peer, task: { id: 'dup-4', message: 'the peer\'s task' } }))
+      const copied = await delivered(v0(b, { sender: other, task: { id: 'dup-4', message: "the peer's task" } }))
+      const first = await delivered(v0(b, { sender: peer, task: { id: 'dup-4', message: "the peer's task" } }))
       expect([copied.delivery, first.delivery]).toEqual(['new', 'new'])
       expect(first.json['task_id']).not.toBe(copied.json['task_id'])
 
       // Each one's redelivery finds its own delegation.
-      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-3', message: 'the peer\'s task' } }))).toEqual({ ...mine, delivery: 'duplicate' })
+      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-3', message: "the peer's task" } }))).toEqual({ ...mine, delivery: 'duplicate' })
       expect(await delivered(v0(b, { sender: other, task: { id: 'dup-3', message: 'another task' } }))).toEqual({ ...theirs, delivery: 'duplicate' })
-      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-4', message: 'the peer\'s task' } }))).toEqual({ ...first, delivery: 'duplicate' })
+      expect(await delivered(v0(b, { sender: peer, task: { id: 'dup-4', message: "the peer's task" } }))).toEqual({ ...first, delivery: 'duplicate' })
       const tasks = (await b.client.GET('/tasks', { params: { query: { limit: 500 } } })).data!.tasks
       expect(tasks.map((t) => t.id).sort()).toEqual([mine, theirs, copied, first].map((d) => String(d.json['task_id'])).sort())
     })

@@ -30,7 +30,9 @@ for (const engine of testEngines()) {
 
       const d = await delegate(a, b, delegated)
       expect(d).toMatchObject({ status: 'accepted', peerIssuer: 'org-b', lastError: null })
-      const boundary = (await chainLines(b)).map((l) => parseTrackerEntry(parsePythonJson(l))).find((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')
+      const boundary = (await chainLines(b))
+        .map((l) => parseTrackerEntry(parsePythonJson(l)))
+        .find((e) => e.ok && e.value.tracker_name === 'a2a-cross-org-boundary')
       expect(boundary?.ok).toBe(true)
       expect(await verifyTrackerAuditLines(await chainLines(b), TEST_AUDIT_KEY)).toMatchObject({ ok: true })
     })

@@ -72,7 +72,9 @@ export async function spawnServer(env: Record<string, string>, options: { timeou
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Not left running behind the failed test.

@@ -15,7 +15,16 @@ export interface RunningPrism {
  * `args` is `['mock']` or `['proxy', '--errors', upstream]` and the like; the document is the repository's.
  */
 export async function startPrism(mode: 'mock' | 'proxy', extra: { upstream?: string; flags?: string[] } = {}): Promise<RunningPrism> {
-  const args = [join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js'), mode, '-h', '127.0.0.1', '-p', '0', ...(extra.flags ?? []), join(repoRoot, 'openapi.yaml')]
+  const args = [
+    join(repoRoot, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js'),
+    mode,
+    '-h',
+    '127.0.0.1',
+    '-p',
+    '0',
+    ...(extra.flags ?? []),
+    join(repoRoot, 'openapi.yaml'),
+  ]
   if (extra.upstream) args.push(extra.upstream)
   const child: ChildProcess = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
   return supervise(child, `prism ${mode}`, null)
@@ -27,7 +36,11 @@ export async function startPrism(mode: 'mock' | 'proxy', extra: { upstream?: str
  * SIGTERM to npm, which must reach Prism through the script.
  */
 export async function startMockScript(url: string, args: readonly string[], env: Record<string, string> = {}): Promise<RunningPrism> {
-  const child = spawn('npm', ['run', '-s', 'mock', '--', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } })
+  const child = spawn('npm', ['run', '-s', 'mock', '--', ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', ...env },
+  })
   return supervise(child, `npm run mock -- ${args.join(' ')}`, url)
 }
 

@@ -82,7 +82,9 @@ export function wireRequest(
       answered = true
       const parts: Buffer[] = []
       res.on('data', (chunk: Buffer) => parts.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, text: Buffer.concat(parts).toString('utf8') }))
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, text: Buffer.concat(parts).toString('utf8') }),
+      )
       res.on('error', reject)
     })
     req.on('error', (error) => {

@@ -102,7 +102,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (typeof address !== 'object' || address === null) throw new Error('no address')
   const url = `http://127.0.0.1:${address.port}`
   const clientWith = (o: { token?: string; tenant?: string; prefix?: '' | '/api/v1' }): ApiClient =>
-    createApiClient({ baseUrl: url + (o.prefix ?? ''), fetch: fetchOnce, ...(o.token !== undefined && { token: o.token }), ...(o.tenant !== undefined && { tenant: o.tenant }) })
+    createApiClient({
+      baseUrl: url + (o.prefix ?? ''),
+      fetch: fetchOnce,
+      ...(o.token !== undefined && { token: o.token }),
+      ...(o.tenant !== undefined && { tenant: o.tenant }),
+    })
   let closing: Promise<void> | undefined
   return {
     url,

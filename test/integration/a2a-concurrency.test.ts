@@ -31,7 +31,9 @@ for (const engine of testEngines()) {
         expect((await app.client.POST('/tasks/{task_id}/claim', { params: { path: { task_id: taskId } }, body: { agent_id: 'w' } })).response.status).toBe(200)
         const answers = await Promise.all([
           rawRequest(app.url, { method: 'POST', path: `/tasks/${taskId}/complete`, body: JSON.stringify({ result_summary: `done ${round}` }) }),
-          ...Array.from({ length: ARTIFACTS }, (_, i) => rawRequest(app.url, { method: 'POST', path: `/a2a/tasks/${a2aId}/artifacts`, body: JSON.stringify({ name: `a${i}`, data: `d${i}` }) })),
+          ...Array.from({ length: ARTIFACTS }, (_, i) =>
+            rawRequest(app.url, { method: 'POST', path: `/a2a/tasks/${a2aId}/artifacts`, body: JSON.stringify({ name: `a${i}`, data: `d${i}` }) }),
+          ),
         ])
         const [complete, ...attached] = answers
         expect(complete!.status, `round ${round}: ${complete!.text}`).toBe(200)
@@ -54,7 +56,12 @@ for (const engine of testEngines()) {
         const sent = await app.client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: `notes ${round}` } })
         const taskId = sent.data!.bernstein_task_id!
         expect((await app.client.POST('/tasks/{task_id}/claim', { params: { path: { task_id: taskId } }, body: { agent_id: 'w' } })).response.status).toBe(200)
-        const note = (i: number) => rawRequest(app.url, { method: 'POST', path: '/a2a/message', body: JSON.stringify({ sender: 'peer', recipient: 'bernstein', content: `note ${i}`, task_id: taskId }) })
+        const note = (i: number) =>
+          rawRequest(app.url, {
+            method: 'POST',
+            path: '/a2a/message',
+            body: JSON.stringify({ sender: 'peer', recipient: 'bernstein', content: `note ${i}`, task_id: taskId }),
+          })
         const [complete, ...notes] = await Promise.all([
           rawRequest(app.url, { method: 'POST', path: `/tasks/${taskId}/complete`, body: JSON.stringify({ result_summary: `done ${round}` }) }),
           note(0),

@@ -244,13 +244,16 @@ for (const engine of testEngines()) {
             }
           })
 
-          it.each(TASK_STATUSES.filter((s) => API_STEPS[s] === undefined))('shows a linked task that is %s (set in the store) with its mapped A2A status', async (status) => {
-            const a2a = await send(client, { sender: 'peer', message: `stored ${status}` })
-            const stored = await t.store.repos.tasks.get('default', a2a.bernstein_task_id ?? '')
-            if (!stored) throw new Error('linked task not stored')
-            expect(await t.store.repos.tasks.replace({ ...stored, status, version: stored.version + 1 }, stored.version)).toBe(true)
-            expect((await getA2A(client, a2a.id)).status).toBe(EXPECTED_A2A[status])
-          })
+          it.each(TASK_STATUSES.filter((s) => API_STEPS[s] === undefined))(
+            'shows a linked task that is %s (set in the store) with its mapped A2A status',
+            async (status) => {
+              const a2a = await send(client, { sender: 'peer', message: `stored ${status}` })
+              const stored = await t.store.repos.tasks.get('default', a2a.bernstein_task_id ?? '')
+              if (!stored) throw new Error('linked task not stored')
+              expect(await t.store.repos.tasks.replace({ ...stored, status, version: stored.version + 1 }, stored.version)).toBe(true)
+              expect((await getA2A(client, a2a.id)).status).toBe(EXPECTED_A2A[status])
+            },
+          )
 
           it('never writes: two GETs are byte-identical, even after time passes and after the linked task changed', async () => {
             const a2a = await send(client, { sender: 'peer', message: 'read me twice' })
@@ -346,14 +349,19 @@ for (const engine of testEngines()) {
             expect(stored.map((m) => m.id)).toEqual([data?.id])
 
             await client.POST('/a2a/message', { body: { sender: 'b', recipient: 'c', content: 'second', task_id: taskId } })
-            expect((await getTask(client, taskId)).progress_log.map((p) => p.message)).toEqual(['[A2A:peer-a->bernstein] use the staging DB 🚀', '[A2A:b->c] second'])
+            expect((await getTask(client, taskId)).progress_log.map((p) => p.message)).toEqual([
+              '[A2A:peer-a->bernstein] use the staging DB 🚀',
+              '[A2A:b->c] second',
+            ])
           })
 
           it('20 concurrent messages to one task all land, each as its own progress entry', async () => {
             const { data: task } = await client.POST('/tasks', { body: { title: 'busy' } })
             const taskId = task?.id ?? ''
             const results = await Promise.all(
-              Array.from({ length: 20 }, (_, i) => client.POST('/a2a/message', { body: { sender: `peer-${i}`, recipient: 'bernstein', content: `note ${i}`, task_id: taskId } })),
+              Array.from({ length: 20 }, (_, i) =>
+                client.POST('/a2a/message', { body: { sender: `peer-${i}`, recipient: 'bernstein', content: `note ${i}`, task_id: taskId } }),
+              ),
             )
             expect(results.map((r) => r.response.status)).toEqual(Array(20).fill(201))
             const after = await getTask(client, taskId)
@@ -415,7 +423,13 @@ for (const engine of testEngines()) {
             const linked = await getTask(c, body['task_id'] ?? '')
             expect(linked).toMatchObject({ title: '[A2A] Review PR 42', description: 'Review PR 42', role: 'reviewer', status: 'open', tenant_id: tenant })
             const a2a = await getA2A(c, body['a2a_task_id'] ?? '')
-            expect(a2a).toMatchObject({ id: body['a2a_task_id'], bernstein_task_id: body['task_id'], sender: 'peer-one', message: 'Review PR 42', status: 'submitted' })
+            expect(a2a).toMatchObject({
+              id: body['a2a_task_id'],
+              bernstein_task_id: body['task_id'],
+              sender: 'peer-one',
+              message: 'Review PR 42',
+              status: 'submitted',
+            })
             expect(await t.store.repos.a2a.countInbound(tenant)).toBe(1)
           })
 
@@ -434,7 +448,10 @@ for (const engine of testEngines()) {
             const state = await tenantState(tenant)
             const again = await v0({ sender: card('peer-dup'), task: { id: 'same', message: 'once' } }, tenant)
             // The sender's card may change between deliveries (it describes the peer, not the task).
-            const recarded = await v0({ sender: { ...card('peer-dup'), description: 'changed' }, task: { id: 'same', message: 'once', role: 'backend' } }, tenant)
+            const recarded = await v0(
+              { sender: { ...card('peer-dup'), description: 'changed' }, task: { id: 'same', message: 'once', role: 'backend' } },
+              tenant,
+            )
             for (const repeat of [again, recarded]) {
               expect(repeat.status).toBe(202)
               expect(repeat.headers.get('bernstein-delivery')).toBe('duplicate')
@@ -444,7 +461,8 @@ for (const engine of testEngines()) {
             const changed = await v0({ sender: card('peer-dup'), task: { id: 'same', message: 'a different message' } }, tenant)
             expect(changed.status).toBe(409)
             expect(changed.json).toEqual({
-              detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+              detail:
+                "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
             })
             expect(await tenantState(tenant)).toEqual(state)
 
@@ -472,12 +490,17 @@ for (const engine of testEngines()) {
 
           it('concurrent deliveries of one id with different tasks: one is accepted, the others get 409, one task exists', async () => {
             const tenant = uniqueTenant('v0-race-diff')
-            const results = await Promise.all(Array.from({ length: 6 }, (_, i) => v0({ sender: card('peer-race'), task: { id: 'race-2', message: `version ${i}` } }, tenant)))
+            const results = await Promise.all(
+              Array.from({ length: 6 }, (_, i) => v0({ sender: card('peer-race'), task: { id: 'race-2', message: `version ${i}` } }, tenant)),
+            )
             const won = results.filter((r) => r.status === 202)
             expect(won).toHaveLength(1)
             expect(won[0]?.headers.get('bernstein-delivery')).toBe('new')
             expect(results.filter((r) => r.status === 409).map((r) => r.json)).toEqual(
-              Array(5).fill({ detail: "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'" }),
+              Array(5).fill({
+                detail:
+                  "'task.id' was already accepted with a different task: a redelivery must repeat the message and role unchanged, new work needs a new 'task.id'",
+              }),
             )
             const { data } = await t.clientWith({ token: OPERATOR_TOKEN, tenant }).GET('/tasks', { params: { query: { limit: 500 } } })
             expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string>)['task_id']])
@@ -485,11 +508,15 @@ for (const engine of testEngines()) {
             const stored = await t.store.repos.a2a.getInbound({ tenantId: tenant, peerName: 'peer-race', senderKey: '', remoteTaskId: 'race-2' })
             expect(stored?.taskId).toBe((won[0]?.json as Record<string, string>)['task_id'])
             const again = await v0({ sender: card('peer-race'), task: { id: 'race-2', message: stored?.message } }, tenant)
-            expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({ status: 202, delivery: 'duplicate', json: won[0]?.json })
+            expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({
+              status: 202,
+              delivery: 'duplicate',
+              json: won[0]?.json,
+            })
             expect(await t.store.repos.a2a.countInbound(tenant)).toBe(1)
           })
 
-          it('counts characters as code points, as Python\'s len and the contract\'s maxLength do: astral characters at every limit are accepted', async () => {
+          it("counts characters as code points, as Python's len and the contract's maxLength do: astral characters at every limit are accepted", async () => {
             const tenant = uniqueTenant('v0-len')
             const c = t.clientWith({ token: OPERATOR_TOKEN, tenant, prefix })
             // The reported repros: 60000 emoji (120000 UTF-16 code units) as the message, 600 as the sender's name.
@@ -521,7 +548,12 @@ for (const engine of testEngines()) {
             ['invalid JSON (truncated)', '{"sender": ', 400, 'Invalid JSON body: Expecting value: line 1 column 12 (char 11)'],
             ['invalid JSON (bad token)', '{"sender": x}', 400, 'Invalid JSON body: Expecting value: line 1 column 12 (char 11)'],
             ['invalid JSON (empty body)', '', 400, 'Invalid JSON body: Expecting value: line 1 column 1 (char 0)'],
-            ['invalid JSON (unquoted key)', '{sender: 1}', 400, 'Invalid JSON body: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)'],
+            [
+              'invalid JSON (unquoted key)',
+              '{sender: 1}',
+              400,
+              'Invalid JSON body: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)',
+            ],
             ['body is an array', [valid], 400, 'Body must be a JSON object'],
             ['body is a string', '"hello"', 400, 'Body must be a JSON object'],
             ['body is a number', '42', 400, 'Body must be a JSON object'],
@@ -536,13 +568,48 @@ for (const engine of testEngines()) {
             ['task empty', { sender: valid.sender, task: {} }, 400, "Missing or invalid 'task' body"],
             ['task empty and card invalid: task first', { sender: { name: '' }, task: {} }, 400, "Missing or invalid 'task' body"],
             ['card without name', { sender: { description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard requires a non-empty 'name' string"],
-            ['card with empty name', { sender: { name: '', description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard requires a non-empty 'name' string"],
-            ['card with numeric name', { sender: { name: 7, description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard requires a non-empty 'name' string"],
-            ['card without description', { sender: { name: 'peer-x' }, task: valid.task }, 400, "Invalid sender card: AgentCard requires a 'description' string"],
-            ['card with numeric description', { sender: { name: 'peer-x', description: 1 }, task: valid.task }, 400, "Invalid sender card: AgentCard requires a 'description' string"],
-            ['capabilities not a list', { sender: { ...valid.sender, capabilities: 'all' }, task: valid.task }, 400, "Invalid sender card: AgentCard 'capabilities' must be a list"],
-            ['capability not a string', { sender: { ...valid.sender, capabilities: ['a', 'b', 3] }, task: valid.task }, 400, 'Invalid sender card: AgentCard capability at index 2 must be a string'],
-            ['card invalid and task.id missing: card first', { sender: { name: '' }, task: { message: 'm' } }, 400, "Invalid sender card: AgentCard requires a non-empty 'name' string"],
+            [
+              'card with empty name',
+              { sender: { name: '', description: 'd' }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard requires a non-empty 'name' string",
+            ],
+            [
+              'card with numeric name',
+              { sender: { name: 7, description: 'd' }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard requires a non-empty 'name' string",
+            ],
+            [
+              'card without description',
+              { sender: { name: 'peer-x' }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard requires a 'description' string",
+            ],
+            [
+              'card with numeric description',
+              { sender: { name: 'peer-x', description: 1 }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard requires a 'description' string",
+            ],
+            [
+              'capabilities not a list',
+              { sender: { ...valid.sender, capabilities: 'all' }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard 'capabilities' must be a list",
+            ],
+            [
+              'capability not a string',
+              { sender: { ...valid.sender, capabilities: ['a', 'b', 3] }, task: valid.task },
+              400,
+              'Invalid sender card: AgentCard capability at index 2 must be a string',
+            ],
+            [
+              'card invalid and task.id missing: card first',
+              { sender: { name: '' }, task: { message: 'm' } },
+              400,
+              "Invalid sender card: AgentCard requires a non-empty 'name' string",
+            ],
             ['task.id missing', { sender: valid.sender, task: { message: 'm' } }, 409, "Missing 'task.id'"],
             ['task.id empty', { sender: valid.sender, task: { id: '', message: 'm' } }, 409, "Missing 'task.id'"],
             ['task.id empty and message missing: id first', { sender: valid.sender, task: { id: '', role: 'qa' } }, 409, "Missing 'task.id'"],
@@ -550,21 +617,76 @@ for (const engine of testEngines()) {
             ['task.message empty', { sender: valid.sender, task: { id: 't1', message: '' } }, 409, "Missing or empty 'task.message'"],
             ['task.message blank', { sender: valid.sender, task: { id: 't1', message: ' \n\t ' } }, 409, "Missing or empty 'task.message'"],
             ['task.message not a string', { sender: valid.sender, task: { id: 't1', message: ['m'] } }, 409, "Missing or empty 'task.message'"],
-            ['task.message with a NUL character', { sender: valid.sender, task: { id: 't1', message: 'a\u0000b' } }, 409, "'task.message' must not contain the NUL character"],
-            ['task.id with a NUL character', { sender: valid.sender, task: { id: 't\u0000', message: 'm' } }, 409, "'task.id' must not contain the NUL character"],
-            ['sender name with a NUL character', { sender: { name: 'p\u0000', description: 'd' }, task: valid.task }, 400, 'Invalid sender card: AgentCard text must not contain the NUL character'],
+            [
+              'task.message with a NUL character',
+              { sender: valid.sender, task: { id: 't1', message: 'a\u0000b' } },
+              409,
+              "'task.message' must not contain the NUL character",
+            ],
+            [
+              'task.id with a NUL character',
+              { sender: valid.sender, task: { id: 't\u0000', message: 'm' } },
+              409,
+              "'task.id' must not contain the NUL character",
+            ],
+            [
+              'sender name with a NUL character',
+              { sender: { name: 'p\u0000', description: 'd' }, task: valid.task },
+              400,
+              'Invalid sender card: AgentCard text must not contain the NUL character',
+            ],
             // Limits count characters (code points), as Python's len does: one past the limit is refused, in any plane.
-            ['sender name of 1001 characters', { sender: { name: 'n'.repeat(1001), description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard 'name' exceeds 1000 characters"],
-            ['sender name of 1001 astral characters', { sender: { name: EMOJI.repeat(1001), description: 'd' }, task: valid.task }, 400, "Invalid sender card: AgentCard 'name' exceeds 1000 characters"],
+            [
+              'sender name of 1001 characters',
+              { sender: { name: 'n'.repeat(1001), description: 'd' }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard 'name' exceeds 1000 characters",
+            ],
+            [
+              'sender name of 1001 astral characters',
+              { sender: { name: EMOJI.repeat(1001), description: 'd' }, task: valid.task },
+              400,
+              "Invalid sender card: AgentCard 'name' exceeds 1000 characters",
+            ],
             ['task.id of 1001 characters', { sender: valid.sender, task: { id: 'i'.repeat(1001), message: 'm' } }, 409, "'task.id' exceeds 1000 characters"],
-            ['task.id of 1001 astral characters', { sender: valid.sender, task: { id: EMOJI.repeat(1001), message: 'm' } }, 409, "'task.id' exceeds 1000 characters"],
-            ['task.message of 100001 characters', { sender: valid.sender, task: { id: 't1', message: 'm'.repeat(100_001) } }, 409, "'task.message' exceeds 100000 characters"],
-            ['task.message of 100001 astral characters', { sender: valid.sender, task: { id: 't1', message: EMOJI.repeat(100_001) } }, 409, "'task.message' exceeds 100000 characters"],
+            [
+              'task.id of 1001 astral characters',
+              { sender: valid.sender, task: { id: EMOJI.repeat(1001), message: 'm' } },
+              409,
+              "'task.id' exceeds 1000 characters",
+            ],
+            [
+              'task.message of 100001 characters',
+              { sender: valid.sender, task: { id: 't1', message: 'm'.repeat(100_001) } },
+              409,
+              "'task.message' exceeds 100000 characters",
+            ],
+            [
+              'task.message of 100001 astral characters',
+              { sender: valid.sender, task: { id: 't1', message: EMOJI.repeat(100_001) } },
+              409,
+              "'task.message' exceeds 100000 characters",
+            ],
             ['task.role of 1001 characters', { sender: valid.sender, task: { id: 't1', message: 'm', role: 'r'.repeat(1001) } }, 409, "Invalid 'task.role'"],
-            ['task.role of 1001 astral characters', { sender: valid.sender, task: { id: 't1', message: 'm', role: EMOJI.repeat(1001) } }, 409, "Invalid 'task.role'"],
+            [
+              'task.role of 1001 astral characters',
+              { sender: valid.sender, task: { id: 't1', message: 'm', role: EMOJI.repeat(1001) } },
+              409,
+              "Invalid 'task.role'",
+            ],
             // A lone surrogate is not Unicode: refused as such before any length is counted, short or long.
-            ['task.message with a lone surrogate', { sender: valid.sender, task: { id: 't1', message: 'a\uD800' } }, 400, 'Invalid JSON body: String contains a lone surrogate, which is not valid Unicode (at task.message)'],
-            ['task.message of 100001 lone surrogates', { sender: valid.sender, task: { id: 't1', message: '\uDC00'.repeat(100_001) } }, 400, 'Invalid JSON body: String contains a lone surrogate, which is not valid Unicode (at task.message)'],
+            [
+              'task.message with a lone surrogate',
+              { sender: valid.sender, task: { id: 't1', message: 'a\uD800' } },
+              400,
+              'Invalid JSON body: String contains a lone surrogate, which is not valid Unicode (at task.message)',
+            ],
+            [
+              'task.message of 100001 lone surrogates',
+              { sender: valid.sender, task: { id: 't1', message: '\uDC00'.repeat(100_001) } },
+              400,
+              'Invalid JSON body: String contains a lone surrogate, which is not valid Unicode (at task.message)',
+            ],
           ]
 
           const errorCases = errors.map(([label, body, status, detail]) => ({ label, body, status, detail }))

@@ -71,7 +71,11 @@ function bodyFor(op: Operation, seed: Seed): string | undefined {
 }
 
 function concretePath(op: Operation, seed: Seed): string {
-  return op.template.replace(/\{a2a_task_id\}/g, seed.a2a).replace(/\{task_id\}/g, seed.open).replace(/\{role\}/g, 'backend').replace(/\{[^}]+\}/g, seed.open)
+  return op.template
+    .replace(/\{a2a_task_id\}/g, seed.a2a)
+    .replace(/\{task_id\}/g, seed.open)
+    .replace(/\{role\}/g, 'backend')
+    .replace(/\{[^}]+\}/g, seed.open)
 }
 
 it('the contract declares the named paths public and protects every task and A2A operation', () => {
@@ -124,7 +128,11 @@ for (const engine of testEngines()) {
       })
 
       it('what they serve', async () => {
-        expect((await rawRequest(t.url, { method: 'GET', path: '/', token: null })).json).toEqual({ name: 'Bernstein Task Server', status: 'running', docs: '/docs' })
+        expect((await rawRequest(t.url, { method: 'GET', path: '/', token: null })).json).toEqual({
+          name: 'Bernstein Task Server',
+          status: 'running',
+          docs: '/docs',
+        })
         expect((await rawRequest(t.url, { method: 'GET', path: '/health/live', token: null })).json).toEqual({ status: 'alive' })
         expect((await rawRequest(t.url, { method: 'GET', path: '/alive', token: null })).json).toEqual({ status: 'alive' })
         expect((await rawRequest(t.url, { method: 'GET', path: '/ready', token: null })).json).toMatchObject({ status: 'ready' })
@@ -149,23 +157,26 @@ for (const engine of testEngines()) {
     describe('protected operations', () => {
       const protectedOps = contractOperations().filter((o) => !o.public)
 
-      it.each(protectedOps.map((o) => ({ ...o, name: `${o.method} ${o.template}` })))('$name: 401 without a Bearer credential and with a wrong token; nothing written', async (op) => {
-        const path = concretePath(op, seed)
-        const body = bodyFor(op, seed)
-        const before = await snapshot()
-        for (const [label, headers] of [...NOT_BEARER.map(([l, h]) => [l, h, MISSING] as const), ...WRONG_TOKEN.map(([l, h]) => [l, h, INVALID] as const)]) {
-          const r = await rawRequest(t.url, { method: op.method, path, token: null, headers: { ...headers }, ...(body !== undefined && { body }) })
-          const expected = WRONG_TOKEN.some(([l]) => l === label) ? INVALID : MISSING
-          expect(r.status, label).toBe(401)
-          expect(r.json, label).toEqual(expected)
-          expect(r.headers.get('www-authenticate') ?? '', label).toMatch(/^Bearer\b/)
-        }
-        expect(await snapshot()).toEqual(before)
-        // The same request with the operator token is not refused for its credential.
-        const ok = await rawRequest(t.url, { method: op.method, path, ...(body !== undefined && { body }) })
-        expect(ok.status, ok.text.slice(0, 200)).not.toBe(401)
-        expect(ok.status).toBeLessThan(500)
-      })
+      it.each(protectedOps.map((o) => ({ ...o, name: `${o.method} ${o.template}` })))(
+        '$name: 401 without a Bearer credential and with a wrong token; nothing written',
+        async (op) => {
+          const path = concretePath(op, seed)
+          const body = bodyFor(op, seed)
+          const before = await snapshot()
+          for (const [label, headers] of [...NOT_BEARER.map(([l, h]) => [l, h, MISSING] as const), ...WRONG_TOKEN.map(([l, h]) => [l, h, INVALID] as const)]) {
+            const r = await rawRequest(t.url, { method: op.method, path, token: null, headers: { ...headers }, ...(body !== undefined && { body }) })
+            const expected = WRONG_TOKEN.some(([l]) => l === label) ? INVALID : MISSING
+            expect(r.status, label).toBe(401)
+            expect(r.json, label).toEqual(expected)
+            expect(r.headers.get('www-authenticate') ?? '', label).toMatch(/^Bearer\b/)
+          }
+          expect(await snapshot()).toEqual(before)
+          // The same request with the operator token is not refused for its credential.
+          const ok = await rawRequest(t.url, { method: op.method, path, ...(body !== undefined && { body }) })
+          expect(ok.status, ok.text.slice(0, 200)).not.toBe(401)
+          expect(ok.status).toBeLessThan(500)
+        },
+      )
 
       it('credentials are checked before the body: an oversized or malformed body without a token is a 401', async () => {
         const before = await snapshot()
@@ -204,7 +215,13 @@ for (const engine of testEngines()) {
         const variants: Record<string, string>[] = [{}, { authorization: 'Bearer whatever-token-0123456789' }, { authorization: 'Basic dXNlcjpwYXNz' }]
         for (const headers of variants) {
           const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
-            const r = await rawRequest(t.url, { method, path: prefix + path, token: null, headers: { ...headers }, ...(body !== undefined && { body: JSON.stringify(body) }) })
+            const r = await rawRequest(t.url, {
+              method,
+              path: prefix + path,
+              token: null,
+              headers: { ...headers },
+              ...(body !== undefined && { body: JSON.stringify(body) }),
+            })
             return { status: r.status, json: r.json }
           }
           const field = (r: { json: unknown }, key: string): string => String((r.json as Record<string, unknown>)[key])
@@ -235,8 +252,12 @@ for (const engine of testEngines()) {
           expect(sent.status).toBe(201)
           expect((await call('GET', `/a2a/tasks/${field(sent, 'id')}`)).status).toBe(200)
           expect((await call('POST', `/a2a/tasks/${field(sent, 'id')}/artifacts`, { name: 'n' })).status).toBe(201)
-          expect((await call('POST', '/a2a/message', { sender: 's', recipient: 'r', content: 'c', task_id: field(sent, 'bernstein_task_id') })).status).toBe(201)
-          expect((await call('POST', '/a2a/v0/tasks', { sender: { name: `peer-${role}`, description: 'd' }, task: { id: 'r1', message: 'm' } })).status).toBe(202)
+          expect((await call('POST', '/a2a/message', { sender: 's', recipient: 'r', content: 'c', task_id: field(sent, 'bernstein_task_id') })).status).toBe(
+            201,
+          )
+          expect((await call('POST', '/a2a/v0/tasks', { sender: { name: `peer-${role}`, description: 'd' }, task: { id: 'r1', message: 'm' } })).status).toBe(
+            202,
+          )
           expect((await call('GET', '/health')).status).toBe(200)
         }
       })

@@ -47,29 +47,33 @@ for (const engine of testEngines()) {
       return res.json as { id: string; bernstein_task_id: string }
     }
 
-    it(`refuses the progress entry after ${MAX_PROGRESS_ENTRIES} with 413, changing nothing, and the task still finishes`, async () => {
-      const created = await post('/tasks', { title: 'chatty worker' })
-      const id = (created.json as { id: string }).id
-      expect((await post(`/tasks/${id}/claim`, { agent_id: 'w' })).status).toBe(200)
-      expect((await post(`/tasks/${id}/progress`, { message: 'step 0', percent: 1 })).status).toBe(200)
-      // The rest as inbound A2A messages (each one a progress entry), 25 at a time: notes for one task all land.
-      await inBatches(MAX_PROGRESS_ENTRIES - 1, async (i) => {
-        const res = await post('/a2a/message', { sender: 'peer', recipient: 'bernstein', content: `step ${i + 1}`, task_id: id })
-        expect(res.status, res.text).toBe(201)
-      })
-      const full = await getJson<TaskBody>(`/tasks/${id}`)
-      expect(full.progress_log).toHaveLength(MAX_PROGRESS_ENTRIES)
-      const refused = await post(`/tasks/${id}/progress`, { message: 'one more', percent: 99 })
-      expect(refused.status).toBe(413)
-      expect(refused.json).toEqual({ detail: `Task '${id}' already has ${MAX_PROGRESS_ENTRIES} progress entries, the most a task keeps` })
-      // An inbound A2A message is a progress entry too, refused alike.
-      const note = await post('/a2a/message', { sender: 'peer', recipient: 'bernstein', content: 'hello?', task_id: id })
-      expect(note.status).toBe(413)
-      expect(await getJson<TaskBody>(`/tasks/${id}`)).toEqual(full)
-      const done = await post(`/tasks/${id}/complete`, { result_summary: 'finished anyway' })
-      expect(done.status, done.text).toBe(200)
-      expect((done.json as TaskBody).status).toBe('done')
-    }, HEAVY_TEST_TIMEOUT_MS)
+    it(
+      `refuses the progress entry after ${MAX_PROGRESS_ENTRIES} with 413, changing nothing, and the task still finishes`,
+      async () => {
+        const created = await post('/tasks', { title: 'chatty worker' })
+        const id = (created.json as { id: string }).id
+        expect((await post(`/tasks/${id}/claim`, { agent_id: 'w' })).status).toBe(200)
+        expect((await post(`/tasks/${id}/progress`, { message: 'step 0', percent: 1 })).status).toBe(200)
+        // The rest as inbound A2A messages (each one a progress entry), 25 at a time: notes for one task all land.
+        await inBatches(MAX_PROGRESS_ENTRIES - 1, async (i) => {
+          const res = await post('/a2a/message', { sender: 'peer', recipient: 'bernstein', content: `step ${i + 1}`, task_id: id })
+          expect(res.status, res.text).toBe(201)
+        })
+        const full = await getJson<TaskBody>(`/tasks/${id}`)
+        expect(full.progress_log).toHaveLength(MAX_PROGRESS_ENTRIES)
+        const refused = await post(`/tasks/${id}/progress`, { message: 'one more', percent: 99 })
+        expect(refused.status).toBe(413)
+        expect(refused.json).toEqual({ detail: `Task '${id}' already has ${MAX_PROGRESS_ENTRIES} progress entries, the most a task keeps` })
+        // An inbound A2A message is a progress entry too, refused alike.
+        const note = await post('/a2a/message', { sender: 'peer', recipient: 'bernstein', content: 'hello?', task_id: id })
+        expect(note.status).toBe(413)
+        expect(await getJson<TaskBody>(`/tasks/${id}`)).toEqual(full)
+        const done = await post(`/tasks/${id}/complete`, { result_summary: 'finished anyway' })
+        expect(done.status, done.text).toBe(200)
+        expect((done.json as TaskBody).status).toBe('done')
+      },
+      HEAVY_TEST_TIMEOUT_MS,
+    )
 
     it(`refuses a progress message that would take the log past ${MAX_PROGRESS_BYTES} bytes of UTF-8`, async () => {
       const a2a = await sendA2A('talkative peer')
@@ -95,44 +99,52 @@ for (const engine of testEngines()) {
       expect((short.json as TaskBody).progress_log).toHaveLength(fitting + 1)
     })
 
-    it(`refuses the artifact that would take an A2A task past ${MAX_ARTIFACT_BYTES_PER_TASK} bytes; the task still completes, attested`, async () => {
-      const a2a = await sendA2A('collect large logs')
-      const data = 'x'.repeat(1_000_000)
-      const fitting = Math.floor(MAX_ARTIFACT_BYTES_PER_TASK / (data.length + 'log'.length))
-      for (let i = 0; i < fitting; i++) {
-        const res = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: 'log', data })
-        expect(res.status, res.text.slice(0, 200)).toBe(201)
-      }
-      const refused = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: 'log', data })
-      expect(refused.status).toBe(413)
-      expect(refused.json).toEqual({ detail: `A2A task '${a2a.id}' artifacts would exceed ${MAX_ARTIFACT_BYTES_PER_TASK} bytes, the most a task keeps` })
-      const read = await getJson<{ artifacts: unknown[] }>(`/a2a/tasks/${a2a.id}`)
-      expect(read.artifacts).toHaveLength(fitting)
-      // Finishing adds its `result` artifact beyond the bound, so that a full task can still finish.
-      const done = await post(`/tasks/${a2a.bernstein_task_id}/complete`, { result_summary: 'r'.repeat(10_000) })
-      expect(done.status).toBe(200)
-      const res = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${a2a.id}` })
-      const body = res.json as { status: string; artifacts: { name: string }[]; receipt: Record<string, unknown> }
-      expect(body.status).toBe('completed')
-      expect(body.artifacts).toHaveLength(fitting + 1)
-      expect(body.artifacts.at(-1)?.name).toBe('result')
-      expect(res.headers.get('bernstein-attestation')).toBe('completion')
-      expect(await verifyA2AReceipt(body.receipt, res.text, { jwks })).toMatchObject({ ok: true })
-    }, HEAVY_TEST_TIMEOUT_MS)
+    it(
+      `refuses the artifact that would take an A2A task past ${MAX_ARTIFACT_BYTES_PER_TASK} bytes; the task still completes, attested`,
+      async () => {
+        const a2a = await sendA2A('collect large logs')
+        const data = 'x'.repeat(1_000_000)
+        const fitting = Math.floor(MAX_ARTIFACT_BYTES_PER_TASK / (data.length + 'log'.length))
+        for (let i = 0; i < fitting; i++) {
+          const res = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: 'log', data })
+          expect(res.status, res.text.slice(0, 200)).toBe(201)
+        }
+        const refused = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: 'log', data })
+        expect(refused.status).toBe(413)
+        expect(refused.json).toEqual({ detail: `A2A task '${a2a.id}' artifacts would exceed ${MAX_ARTIFACT_BYTES_PER_TASK} bytes, the most a task keeps` })
+        const read = await getJson<{ artifacts: unknown[] }>(`/a2a/tasks/${a2a.id}`)
+        expect(read.artifacts).toHaveLength(fitting)
+        // Finishing adds its `result` artifact beyond the bound, so that a full task can still finish.
+        const done = await post(`/tasks/${a2a.bernstein_task_id}/complete`, { result_summary: 'r'.repeat(10_000) })
+        expect(done.status).toBe(200)
+        const res = await rawRequest(app.url, { method: 'GET', path: `/a2a/tasks/${a2a.id}` })
+        const body = res.json as { status: string; artifacts: { name: string }[]; receipt: Record<string, unknown> }
+        expect(body.status).toBe('completed')
+        expect(body.artifacts).toHaveLength(fitting + 1)
+        expect(body.artifacts.at(-1)?.name).toBe('result')
+        expect(res.headers.get('bernstein-attestation')).toBe('completion')
+        expect(await verifyA2AReceipt(body.receipt, res.text, { jwks })).toMatchObject({ ok: true })
+      },
+      HEAVY_TEST_TIMEOUT_MS,
+    )
 
-    it(`refuses the artifact after ${MAX_ARTIFACTS_PER_TASK} on one A2A task`, async () => {
-      const a2a = await sendA2A('many small files')
-      await inBatches(MAX_ARTIFACTS_PER_TASK, async (i) => {
-        const res = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: `f${i}` })
-        expect(res.status, res.text).toBe(201)
-      })
-      const refused = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: 'straw' })
-      expect(refused.status).toBe(413)
-      expect(refused.json).toEqual({ detail: `A2A task '${a2a.id}' already has ${MAX_ARTIFACTS_PER_TASK} artifacts, the most a task keeps` })
-      const read = await getJson<{ artifacts: { name: string }[] }>(`/a2a/tasks/${a2a.id}`)
-      expect(read.artifacts).toHaveLength(MAX_ARTIFACTS_PER_TASK)
-      expect(new Set(read.artifacts.map((a) => a.name)).size).toBe(MAX_ARTIFACTS_PER_TASK)
-    }, HEAVY_TEST_TIMEOUT_MS)
+    it(
+      `refuses the artifact after ${MAX_ARTIFACTS_PER_TASK} on one A2A task`,
+      async () => {
+        const a2a = await sendA2A('many small files')
+        await inBatches(MAX_ARTIFACTS_PER_TASK, async (i) => {
+          const res = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: `f${i}` })
+          expect(res.status, res.text).toBe(201)
+        })
+        const refused = await post(`/a2a/tasks/${a2a.id}/artifacts`, { name: 'straw' })
+        expect(refused.status).toBe(413)
+        expect(refused.json).toEqual({ detail: `A2A task '${a2a.id}' already has ${MAX_ARTIFACTS_PER_TASK} artifacts, the most a task keeps` })
+        const read = await getJson<{ artifacts: { name: string }[] }>(`/a2a/tasks/${a2a.id}`)
+        expect(read.artifacts).toHaveLength(MAX_ARTIFACTS_PER_TASK)
+        expect(new Set(read.artifacts.map((a) => a.name)).size).toBe(MAX_ARTIFACTS_PER_TASK)
+      },
+      HEAVY_TEST_TIMEOUT_MS,
+    )
 
     it(`ends a page of GET /tasks early at about ${MAX_TASK_PAGE_BYTES} bytes, and the cursor walks every task once`, async () => {
       // Its own tenant, so that the other tests' tasks do not count.

@@ -66,7 +66,9 @@ describe('answers Node would make before Express', () => {
   it('Expect: 100-continue is Node’s default: 100 Continue at once, then the request is served', async () => {
     const body = JSON.stringify({ title: 'continued' })
     const connection = await RawConnection.open(app.url)
-    connection.write(`POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`)
+    connection.write(
+      `POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+    )
     const interim = await connection.response()
     expect(interim.statusLine).toBe('HTTP/1.1 100 Continue')
     connection.write(body)
@@ -80,14 +82,20 @@ describe('answers Node would make before Express', () => {
 
   it('HTTP/1.0 expectations are ignored, as Node ignores them', async () => {
     const body = JSON.stringify({ title: 'old client' })
-    const { connection, res } = await exchange(app.url, `POST /tasks HTTP/1.0\r\n${AUTH}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: bogus\r\n\r\n${body}`)
+    const { connection, res } = await exchange(
+      app.url,
+      `POST /tasks HTTP/1.0\r\n${AUTH}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: bogus\r\n\r\n${body}`,
+    )
     expect(res.statusLine).toBe('HTTP/1.1 201 Created')
     expect(res.json).toMatchObject({ title: 'old client' })
     await connection.closed
   })
 
   it('Upgrade: websocket is served as an ordinary request (no upgrade listener), the connection kept', async () => {
-    const { connection, res } = await exchange(app.url, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n')
+    const { connection, res } = await exchange(
+      app.url,
+      'GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    )
     expect(res.statusLine).toBe('HTTP/1.1 200 OK')
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
     expect(res.json).toMatchObject({ status: 'ok' })
@@ -96,7 +104,10 @@ describe('answers Node would make before Express', () => {
   })
 
   it('Transfer-Encoding beside Content-Length (RFC 9112 §6.1, request smuggling): 400 in JSON, and closed', async () => {
-    const { connection, res } = await exchange(app.url, `POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`)
+    const { connection, res } = await exchange(
+      app.url,
+      `POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+    )
     expectJson(res, 'HTTP/1.1 400 Bad Request', { detail: 'Bad Request' })
     await connection.closed
   })
@@ -109,15 +120,51 @@ describe('answers Node would make before Express', () => {
 
   describe('CONNECT, answered as any method the contract does not list, then closed', () => {
     it.each([
-      ['without a token', 'CONNECT /tasks HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 401 Unauthorized', { detail: 'Missing or invalid Authorization header' }, undefined],
-      ['on a path of the contract', `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET, POST'],
+      [
+        'without a token',
+        'CONNECT /tasks HTTP/1.1\r\nHost: x\r\n\r\n',
+        'HTTP/1.1 401 Unauthorized',
+        { detail: 'Missing or invalid Authorization header' },
+        undefined,
+      ],
+      [
+        'on a path of the contract',
+        `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`,
+        'HTTP/1.1 405 Method Not Allowed',
+        { detail: 'Method Not Allowed' },
+        'GET, POST',
+      ],
       ['on a public path', 'CONNECT /health HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET'],
-      ['under /api/v1', `CONNECT /api/v1/tasks/next/backend HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET'],
+      [
+        'under /api/v1',
+        `CONNECT /api/v1/tasks/next/backend HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`,
+        'HTTP/1.1 405 Method Not Allowed',
+        { detail: 'Method Not Allowed' },
+        'GET',
+      ],
       ['on an unknown path', `CONNECT /nope HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`, 'HTTP/1.1 404 Not Found', { detail: 'Not Found' }, undefined],
-      ['to an authority (a tunnel), with a token', `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n${AUTH}\r\n`, 'HTTP/1.1 404 Not Found', { detail: 'Not Found' }, undefined],
-      ['to an authority, without a token', 'CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n', 'HTTP/1.1 401 Unauthorized', { detail: 'Missing or invalid Authorization header' }, undefined],
+      [
+        'to an authority (a tunnel), with a token',
+        `CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n${AUTH}\r\n`,
+        'HTTP/1.1 404 Not Found',
+        { detail: 'Not Found' },
+        undefined,
+      ],
+      [
+        'to an authority, without a token',
+        'CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n',
+        'HTTP/1.1 401 Unauthorized',
+        { detail: 'Missing or invalid Authorization header' },
+        undefined,
+      ],
       ['without Host', `CONNECT /tasks HTTP/1.1\r\n${AUTH}\r\n`, 'HTTP/1.1 400 Bad Request', { detail: 'Missing Host header' }, undefined],
-      ['with a body', `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Length: 5\r\n\r\nhello`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET, POST'],
+      [
+        'with a body',
+        `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Length: 5\r\n\r\nhello`,
+        'HTTP/1.1 405 Method Not Allowed',
+        { detail: 'Method Not Allowed' },
+        'GET, POST',
+      ],
       ['in HTTP/1.0', `CONNECT /tasks HTTP/1.0\r\n${AUTH}\r\n`, 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET, POST'],
     ] as const)('%s', async (_name, request, statusLine, body, allow) => {
       const { connection, res } = await exchange(app.url, request)
@@ -130,7 +177,9 @@ describe('answers Node would make before Express', () => {
 
     it('pipelined behind other requests: answered in order, after them, and nothing after it is read', async () => {
       const connection = await RawConnection.open(app.url)
-      connection.write(`GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nCONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n`)
+      connection.write(
+        `GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nCONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n`,
+      )
       expect((await connection.response()).json).toMatchObject({ status: 'ok' })
       expect((await connection.response()).json).toMatchObject({ tasks: expect.any(Array) })
       expectJson(await connection.response(), 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' })
@@ -170,7 +219,10 @@ describe('the real server (startServer) answers them the same way', () => {
     const noHost = await exchange(server.url, 'GET /health HTTP/1.1\r\n\r\n')
     expectJson(noHost.res, 'HTTP/1.1 400 Bad Request', { detail: 'Missing Host header' })
     await noHost.connection.closed
-    const expectation = await exchange(server.url, `POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: 2\r\nExpect: bogus\r\n\r\n{}`)
+    const expectation = await exchange(
+      server.url,
+      `POST /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Length: 2\r\nExpect: bogus\r\n\r\n{}`,
+    )
     expectJson(expectation.res, 'HTTP/1.1 417 Expectation Failed', { detail: 'Only the 100-continue expectation is supported' })
     expectation.connection.destroy()
     const tunnel = await exchange(server.url, `CONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`)

@@ -28,7 +28,11 @@ function capturedLogger(): { logger: pino.Logger; lines: () => Record<string, un
   return {
     logger,
     text: () => buffer,
-    lines: () => buffer.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>),
+    lines: () =>
+      buffer
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
   }
 }
 
@@ -65,7 +69,12 @@ describe('error logs', () => {
   afterAll(async () => t.close())
 
   it('carry the request id of the failed request, as its request log line does', async () => {
-    const res = await rawRequest(t.url, { method: 'POST', path: '/tasks', body: JSON.stringify({ title: 'crash' }), headers: { 'x-request-id': 'req-crash-1' } })
+    const res = await rawRequest(t.url, {
+      method: 'POST',
+      path: '/tasks',
+      body: JSON.stringify({ title: 'crash' }),
+      headers: { 'x-request-id': 'req-crash-1' },
+    })
     expect(res.status).toBe(500)
     expect(res.json).toEqual({ detail: 'Internal Server Error' })
     const failure = log.lines().find((l) => l['msg'] === 'request failed')
@@ -87,7 +96,15 @@ describe('request logs', () => {
     expect(res.status).toBe(404)
     expect(res.headers.get('x-request-id')).toBe('req-abc.1:2')
     const line = requestLines(log.lines()).find((l) => l['request_id'] === 'req-abc.1:2')
-    expect(line).toMatchObject({ method: 'GET', route: '/tasks/{task_id}', operation_id: 'getTask', status: 404, tenant: 'default', service: 'bernstein-a2a', level: 30 })
+    expect(line).toMatchObject({
+      method: 'GET',
+      route: '/tasks/{task_id}',
+      operation_id: 'getTask',
+      status: 404,
+      tenant: 'default',
+      service: 'bernstein-a2a',
+      level: 30,
+    })
     expect(typeof line?.['duration_ms']).toBe('number')
     expect(JSON.stringify(line)).not.toContain('0123456789ab')
   })
@@ -106,7 +123,12 @@ describe('request logs', () => {
     expect(res.status).toBe(401)
     const id = res.headers.get('x-request-id')
     expect(id).toMatch(/^[0-9a-f-]{36}$/)
-    expect(requestLines(log.lines()).find((l) => l['request_id'] === id)).toMatchObject({ route: '/api/v1/tasks', operation_id: 'createTaskApiV1', status: 401, tenant: null })
+    expect(requestLines(log.lines()).find((l) => l['request_id'] === id)).toMatchObject({
+      route: '/api/v1/tasks',
+      operation_id: 'createTaskApiV1',
+      status: 401,
+      tenant: null,
+    })
   })
 
   it('names the tenant of an authenticated request', async () => {
@@ -150,7 +172,9 @@ describe('GET /metrics', () => {
     const res = await scrape()
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
-    expect(sample(res.text, 'bernstein_http_requests_total', { operation_id: 'a2a_send_task_a2a_tasks_send_post', method: 'POST', status: '201' })).toBe(sendsBefore + 1)
+    expect(sample(res.text, 'bernstein_http_requests_total', { operation_id: 'a2a_send_task_a2a_tasks_send_post', method: 'POST', status: '201' })).toBe(
+      sendsBefore + 1,
+    )
     expect(sample(res.text, 'bernstein_http_requests_total', { operation_id: 'getTask', status: '404' })).toBe(1)
     expect(sample(res.text, 'bernstein_http_request_duration_seconds_count', { operation_id: 'getTask' })).toBe(1)
     expect(sample(res.text, 'bernstein_http_request_duration_seconds_bucket', { operation_id: 'getTask', le: '+Inf' })).toBe(1)
@@ -203,7 +227,12 @@ describe('GET /metrics', () => {
 
   it('lets the metrics token read /metrics and nothing else but public paths', async () => {
     expect((await scrape(METRICS_TOKEN)).status).toBe(200)
-    for (const [method, path] of [['GET', '/tasks'], ['GET', '/lineage/tracker-audit'], ['POST', '/a2a/tasks/send'], ['GET', '/api/v1/tasks']] as const) {
+    for (const [method, path] of [
+      ['GET', '/tasks'],
+      ['GET', '/lineage/tracker-audit'],
+      ['POST', '/a2a/tasks/send'],
+      ['GET', '/api/v1/tasks'],
+    ] as const) {
       const res = await rawRequest(t.url, { method, path, token: METRICS_TOKEN, ...(method === 'POST' && { body: '{"sender":"a","message":"b"}' }) })
       expect(res.status, `${method} ${path}`).toBe(403)
       expect(res.json).toMatchObject({ detail: 'The metrics token can only read /metrics' })
@@ -224,10 +253,24 @@ describe('signatures verified', () => {
   })
   afterAll(async () => t.close())
 
-  it('counts the inbound trust gate verifying peers\' capability cards, valid and invalid', async () => {
-    const card = await issueCapabilityCard({ issuer: 'globex-orch', name: 'globex', tools: ['code_review'], policies: { cost_cap_usd: 5, redaction_tier: 'strict', sandbox_profile: 'microvm' }, ttlSeconds: 3600, privateKey: peer.privateKey })
+  it("counts the inbound trust gate verifying peers' capability cards, valid and invalid", async () => {
+    const card = await issueCapabilityCard({
+      issuer: 'globex-orch',
+      name: 'globex',
+      tools: ['code_review'],
+      policies: { cost_cap_usd: 5, redaction_tier: 'strict', sandbox_profile: 'microvm' },
+      ttlSeconds: 3600,
+      privateKey: peer.privateKey,
+    })
     const delegate = (capability_card: unknown, id: string) =>
-      rawRequest(t.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify({ sender: { name: 'globex-orch', description: 'Globex orchestrator', capabilities: [], endpoint: 'http://globex.test/a2a', capability_card }, task: { id, message: 'review this', role: 'backend' } }) })
+      rawRequest(t.url, {
+        method: 'POST',
+        path: '/a2a/v0/tasks',
+        body: JSON.stringify({
+          sender: { name: 'globex-orch', description: 'Globex orchestrator', capabilities: [], endpoint: 'http://globex.test/a2a', capability_card },
+          task: { id, message: 'review this', role: 'backend' },
+        }),
+      })
     expect((await delegate(card, 'remote-ok')).status).toBe(202)
     const stored = async (): Promise<number> => (await t.client.GET('/tasks', { params: { query: { limit: 500 } } })).data!.tasks.length
     const tasksBefore = await stored()
@@ -247,7 +290,13 @@ describe('BERNSTEIN_METRICS_TOKEN in the real server', () => {
   let dataDir: string
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-metrics-'))
-    const config = loadConfig({ BERNSTEIN_PORT: '0', BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUTH_TOKEN: OPERATOR_TOKEN, BERNSTEIN_METRICS_TOKEN: METRICS_TOKEN, BERNSTEIN_FEDERATION_POLL_MS: '0' })
+    const config = loadConfig({
+      BERNSTEIN_PORT: '0',
+      BERNSTEIN_DATA_DIR: dataDir,
+      BERNSTEIN_AUTH_TOKEN: OPERATOR_TOKEN,
+      BERNSTEIN_METRICS_TOKEN: METRICS_TOKEN,
+      BERNSTEIN_FEDERATION_POLL_MS: '0',
+    })
     server = await startServer(config, pino({ level: 'silent' }))
   })
   afterAll(async () => {

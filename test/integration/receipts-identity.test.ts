@@ -27,7 +27,8 @@ for (const engine of testEngines()) {
       const tampered = await verifyA2AReceipt(receipt, res.text.replace('héllo', 'hello'), { jwks })
       expect(tampered.ok).toBe(false)
       expect(tampered).toMatchObject({ code: 'receipt_invalid' })
-      if (!tampered.ok && tampered.code === 'receipt_invalid') expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
+      if (!tampered.ok && tampered.code === 'receipt_invalid')
+        expect(tampered.failures[0]).toMatch(/^content_hash mismatch: response hashes to sha256:[0-9a-f]{64}, receipt claims sha256:/)
     })
 
     it('reads an unfinished task with its acceptance receipt, which covers the 201 body and not the later one', async () => {
@@ -75,8 +76,19 @@ for (const engine of testEngines()) {
       const completed = await read()
       const changes: [string, () => Promise<unknown>][] = [
         ['close', () => rawRequest(app.url, { method: 'POST', path: `/tasks/${taskId}/close`, body: '{}' })],
-        ['message', () => rawRequest(app.url, { method: 'POST', path: '/a2a/message', body: JSON.stringify({ sender: 'peer', recipient: 'bernstein', content: 'thanks', task_id: taskId }) })],
-        ['artifact', () => rawRequest(app.url, { method: 'POST', path: `/a2a/tasks/${a2aId}/artifacts`, body: JSON.stringify({ name: 'follow-up', data: 'late log' }) })],
+        [
+          'message',
+          () =>
+            rawRequest(app.url, {
+              method: 'POST',
+              path: '/a2a/message',
+              body: JSON.stringify({ sender: 'peer', recipient: 'bernstein', content: 'thanks', task_id: taskId }),
+            }),
+        ],
+        [
+          'artifact',
+          () => rawRequest(app.url, { method: 'POST', path: `/a2a/tasks/${a2aId}/artifacts`, body: JSON.stringify({ name: 'follow-up', data: 'late log' }) }),
+        ],
       ]
       let previous = completed
       for (const [name, change] of changes) {
@@ -110,9 +122,17 @@ for (const engine of testEngines()) {
       expect(await verifyCapabilityCard(signed, { now: Date.now() / 1000 })).toMatchObject({ ok: true })
       const fingerprint = keyFingerprint(app.keys.capabilityCard.publicKey)
       await expect(
-        consumePeerCard(signed, { trustedIssuerFingerprints: [fingerprint], requirements: { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' } }),
+        consumePeerCard(signed, {
+          trustedIssuerFingerprints: [fingerprint],
+          requirements: { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' },
+        }),
       ).resolves.toEqual({ card: signed, fingerprint })
-      const again = await rawRequest(app.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null, headers: { 'if-none-match': res.headers.get('etag')! } })
+      const again = await rawRequest(app.url, {
+        method: 'GET',
+        path: '/.well-known/a2a-capability-card.json',
+        token: null,
+        headers: { 'if-none-match': res.headers.get('etag')! },
+      })
       expect(again.status).toBe(304)
     })
 
@@ -122,13 +142,23 @@ for (const engine of testEngines()) {
       expect(res.headers.get('cache-control')).toBe('public, max-age=300')
       const etag = res.headers.get('etag')
       expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
-      const current = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': `"stale", ${etag}` } })
+      const current = await rawRequest(app.url, {
+        method: 'GET',
+        path: '/.well-known/agent.json/keys',
+        token: null,
+        headers: { 'if-none-match': `"stale", ${etag}` },
+      })
       expect(current.status).toBe(304)
       expect(current.text).toBe('')
       // If-None-Match compares weakly: a cache that stored the tag as weak (W/"…") still gets its 304.
       const weak = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': `W/${etag}` } })
       expect(weak.status).toBe(304)
-      const weakStale = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': 'W/"stale"' } })
+      const weakStale = await rawRequest(app.url, {
+        method: 'GET',
+        path: '/.well-known/agent.json/keys',
+        token: null,
+        headers: { 'if-none-match': 'W/"stale"' },
+      })
       expect(weakStale.status).toBe(200)
       const stale = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null, headers: { 'if-none-match': '"stale"' } })
       expect(stale.status).toBe(200)
@@ -155,7 +185,10 @@ for (const engine of testEngines()) {
       expect(b.headers.get('etag')).toBe(a.headers.get('etag'))
       const card = a.json as Record<string, unknown>
       expect(card['url']).toBe('http://bernstein.test')
-      const report = await checkAgentCardConformance(card, jwks, { now: Date.now() / 1000, trustedFingerprints: [keyFingerprint(app.keys.agentCard.publicKey)] })
+      const report = await checkAgentCardConformance(card, jwks, {
+        now: Date.now() / 1000,
+        trustedFingerprints: [keyFingerprint(app.keys.agentCard.publicKey)],
+      })
       expect(report.ok).toBe(true)
     })
   })

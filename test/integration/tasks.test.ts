@@ -343,7 +343,9 @@ for (const engine of testEngines()) {
             const seen: string[] = []
             let cursor: string | undefined
             for (let pages = 0; pages < 10; pages++) {
-              const { data } = await c.GET('/tasks', { params: { query: { status: 'open', role: 'backend', limit: 2, ...(cursor !== undefined && { cursor }) } } })
+              const { data } = await c.GET('/tasks', {
+                params: { query: { status: 'open', role: 'backend', limit: 2, ...(cursor !== undefined && { cursor }) } },
+              })
               if (!data) throw new Error('no page')
               expect(data.tasks.every((x) => x.status === 'open' && x.role === 'backend')).toBe(true)
               seen.push(...data.tasks.map((x) => x.id))
@@ -439,7 +441,10 @@ for (const engine of testEngines()) {
             expect(first.data?.status).toBe('in_progress')
             expect(first.data?.version).toBe(task.version + 1)
             expect(first.data?.progress_log).toEqual([{ timestamp: expect.any(Number), message: 'started', percent: 0 }])
-            const second = await client.POST('/tasks/{task_id}/progress', { params: { path: { task_id: task.id } }, body: { message: 'tests pass', percent: 100 } })
+            const second = await client.POST('/tasks/{task_id}/progress', {
+              params: { path: { task_id: task.id } },
+              body: { message: 'tests pass', percent: 100 },
+            })
             expect(second.data?.status).toBe('in_progress')
             expect(second.data?.version).toBe(task.version + 2)
             expect(second.data?.progress_log.map((p) => [p.message, p.percent])).toEqual([
@@ -474,7 +479,9 @@ for (const engine of testEngines()) {
             const closed = await call(client, 'close', done.id)
             expect(closed.data).toMatchObject({ status: 'closed', result_summary: 'all green', version: done.version + 1 })
             expect(closed.data?.closed_at).toEqual(expect.any(Number))
-            const { data: closedBare } = await client.POST('/tasks/{task_id}/close', { params: { path: { task_id: (await taskIn(t, client, 'done', 'x')).id } } })
+            const { data: closedBare } = await client.POST('/tasks/{task_id}/close', {
+              params: { path: { task_id: (await taskIn(t, client, 'done', 'x')).id } },
+            })
             expect(closedBare?.status).toBe('closed')
           })
 

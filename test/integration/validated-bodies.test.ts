@@ -63,12 +63,15 @@ describe('bodies the response validator passed', () => {
     const remembered = await headerLines(app.url, `/a2a/tasks/${id}`)
     expect(stats().hits).toBe(hitsBefore + 1)
     expect(remembered.body).toBe(first.text)
-    expect(remembered.lines).toEqual(validatedAgain.lines.map((line) => (/^content-length:/i.test(line) ? `Content-Length: ${Buffer.byteLength(first.text)}` : line)))
+    expect(remembered.lines).toEqual(
+      validatedAgain.lines.map((line) => (/^content-length:/i.test(line) ? `Content-Length: ${Buffer.byteLength(first.text)}` : line)),
+    )
     expect(remembered.lines).toContain('Content-Type: application/json; charset=utf-8')
   })
 
   it('answer conditional requests as Express does: If-None-Match: * is a 304 even without an ETag', async () => {
-    const taskPath = async (): Promise<string> => `/a2a/tasks/${((await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND })).json as { id: string }).id}`
+    const taskPath = async (): Promise<string> =>
+      `/a2a/tasks/${((await rawRequest(app.url, { method: 'POST', path: '/a2a/tasks/send', body: SEND })).json as { id: string }).id}`
     // Through the validator (a 304 is not remembered), and for a body remembered by a plain GET just before.
     const validated = await headerLines(app.url, await taskPath(), { 'if-none-match': '*' })
     const path = await taskPath()

@@ -13,19 +13,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
 import { type ServerProcess, spawnServer } from '../helpers/cli.js'
-import {
-  OPERATOR,
-  PG_URL,
-  type Schema,
-  TcpProxy,
-  type TimedResult,
-  announceSkip,
-  createSchema,
-  http,
-  pgAddress,
-  pgSuiteName,
-  waitUntil,
-} from './support.js'
+import { OPERATOR, PG_URL, type Schema, TcpProxy, type TimedResult, announceSkip, createSchema, http, pgAddress, pgSuiteName, waitUntil } from './support.js'
 
 announceSkip('test/pg/fault.test.ts')
 
@@ -180,7 +168,11 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
     expect(hanging.status).toBe(503)
     expect(hanging.json).toEqual({ status: 'not_ready', reason: 'database unreachable: connect timeout' })
     // The load meets the silent network too: a request sent after it began has been answered 503.
-    await waitUntil('a request sent into the silent network to fail with 503', async () => load.samples.some((s) => s.status === 503 && s.at - s.ms > blackholed), 20_000)
+    await waitUntil(
+      'a request sent into the silent network to fail with 503',
+      async () => load.samples.some((s) => s.status === 503 && s.at - s.ms > blackholed),
+      20_000,
+    )
 
     // The database comes back; nobody restarts the server.
     await proxy.set('forward')
@@ -213,9 +205,10 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
     let terminated = 0
     const until = performance.now() + 4_000
     while (performance.now() < until) {
-      const rows = await admin.query<{ t: boolean }>('select pg_terminate_backend(pid) as t from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()', [
-        applicationName,
-      ])
+      const rows = await admin.query<{ t: boolean }>(
+        'select pg_terminate_backend(pid) as t from pg_stat_activity where application_name = $1 and pid <> pg_backend_pid()',
+        [applicationName],
+      )
       terminated += rows.rows.filter((r) => r.t).length
       await new Promise((r) => setTimeout(r, 100))
     }
@@ -238,7 +231,9 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
   it('a request in flight at SIGTERM completes before the process exits (graceful drain)', async () => {
     schema = await createSchema('drain')
     const applicationName = `bernstein-drain-${schema.name}`
-    server = await spawnServer(serverEnv(schema.url({ applicationName }), { BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: '30000', BERNSTEIN_DB_CONNECT_TIMEOUT_MS: '5000' }))
+    server = await spawnServer(
+      serverEnv(schema.url({ applicationName }), { BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: '30000', BERNSTEIN_DB_CONNECT_TIMEOUT_MS: '5000' }),
+    )
     const url = server.url
     expect((await http(url, 'POST', '/tasks', { title: 'before' })).status).toBe(201)
 
@@ -249,7 +244,10 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
     await blocker.query('select * from chain_heads where chain = $1 for update', [TRACKER_AUDIT_CHAIN])
     const inFlight = http(url, 'POST', '/tasks', { title: 'in flight at SIGTERM' }, { timeoutMs: 60_000 })
     await waitUntil('the write to wait on the lock', async () => {
-      const waiting = await schema!.query<{ n: string }>("select count(*) as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'", [applicationName])
+      const waiting = await schema!.query<{ n: string }>(
+        "select count(*) as n from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
+        [applicationName],
+      )
       return Number(waiting[0]?.n) > 0
     })
 

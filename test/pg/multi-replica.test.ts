@@ -84,7 +84,8 @@ describe.skipIf(!PG_URL)(pgSuiteName('three server replicas on one PostgreSQL'),
     const names = Object.keys(await migrationProvider('postgres').getMigrations()).sort()
     const applied = await schema.query<{ name: string }>('select name from kysely_migration order by name')
     expect(applied.map((r) => r.name)).toEqual(names)
-    for (const file of ['keys/agent-card.pem', 'keys/receipt.pem', 'keys/capability-card.pem', 'audit.key']) expect(existsSync(join(dataDir, file)), file).toBe(true)
+    for (const file of ['keys/agent-card.pem', 'keys/receipt.pem', 'keys/capability-card.pem', 'audit.key'])
+      expect(existsSync(join(dataDir, file)), file).toBe(true)
   })
 
   it('serves byte-identical agent card, capability card and JWKS from every replica', async () => {
@@ -207,13 +208,18 @@ describe.skipIf(!PG_URL)(pgSuiteName('three server replicas on one PostgreSQL'),
   it('v0 deliveries sent to all three replicas at once are accepted once each: one ledger row, one task', async () => {
     expect(v0).toHaveLength(V0_DELIVERIES)
     for (const { remoteId, answers } of v0) {
-      expect(answers.map((a) => a.status), `${remoteId}: ${JSON.stringify(answers)}\n${replicas.map((r) => r.output()).join('\n')}`).toEqual([202, 202, 202])
+      expect(
+        answers.map((a) => a.status),
+        `${remoteId}: ${JSON.stringify(answers)}\n${replicas.map((r) => r.output()).join('\n')}`,
+      ).toEqual([202, 202, 202])
       expect(answers.map((a) => a.delivery).sort(), remoteId).toEqual(['duplicate', 'duplicate', 'new'])
       const first = answers[0]?.body ?? {}
       for (const a of answers) expect(a.body, remoteId).toEqual(first)
       expect(first['remote_task_id']).toBe(remoteId)
     }
-    const ledger = await schema.query<{ remote_task_id: string; n: string }>('select remote_task_id, count(*) as n from federated_inbound group by remote_task_id')
+    const ledger = await schema.query<{ remote_task_id: string; n: string }>(
+      'select remote_task_id, count(*) as n from federated_inbound group by remote_task_id',
+    )
     expect(ledger).toHaveLength(V0_DELIVERIES)
     expect(ledger.every((r) => r.n === '1')).toBe(true)
     // The losing deliveries rolled back everything they had started: no orphan task or A2A task.
@@ -234,8 +240,14 @@ describe.skipIf(!PG_URL)(pgSuiteName('three server replicas on one PostgreSQL'),
     expect(heads.map((h) => h.chain).sort()).toEqual([RECEIPT_SPINE_CHAIN, TRACKER_AUDIT_CHAIN].sort())
     for (const head of heads) {
       const positions = await schema.query<{ position: number }>('select position from chain_entries where chain = $1 order by position', [head.chain])
-      expect(positions.map((p) => p.position), head.chain).toEqual(Array.from({ length: head.length }, (_, i) => i + 1))
-      const last = await schema.query<{ entry_hash: string }>('select entry_hash from chain_entries where chain = $1 and position = $2', [head.chain, head.length])
+      expect(
+        positions.map((p) => p.position),
+        head.chain,
+      ).toEqual(Array.from({ length: head.length }, (_, i) => i + 1))
+      const last = await schema.query<{ entry_hash: string }>('select entry_hash from chain_entries where chain = $1 and position = $2', [
+        head.chain,
+        head.length,
+      ])
       expect(last[0]?.entry_hash, head.chain).toBe(head.head_hash)
     }
     expect(heads.find((h) => h.chain === TRACKER_AUDIT_CHAIN)?.length).toBe(expectedAudit)

@@ -48,7 +48,11 @@ const CREDENTIALS: readonly Credential[] = [
   { name: 'Basic scheme', headers: (w) => ({ authorization: 'Basic x', 'x-tenant-id': w.tenantA }), outcome: { reject: MISSING } },
   { name: '"Bearer" alone', headers: (w) => ({ authorization: 'Bearer', 'x-tenant-id': w.tenantA }), outcome: { reject: MISSING } },
   // The prefix is compared case-sensitively (§1.4): the real operator token behind "bearer " is not accepted.
-  { name: 'lower-case "bearer" + operator token', headers: (w) => ({ authorization: `bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': w.tenantA }), outcome: { reject: MISSING } },
+  {
+    name: 'lower-case "bearer" + operator token',
+    headers: (w) => ({ authorization: `bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': w.tenantA }),
+    outcome: { reject: MISSING },
+  },
   { name: 'wrong token', headers: (w) => ({ authorization: bearer(`not-a-token-${w.tag}`), 'x-tenant-id': w.tenantA }), outcome: { reject: INVALID } },
   {
     name: 'forged secret for a real token id',
@@ -65,7 +69,11 @@ const CREDENTIALS: readonly Credential[] = [
     headers: (w) => ({ authorization: bearer(w.creds.agentB), 'x-tenant-id': w.tenantA }),
     outcome: { as: 'tenant-B-agent' },
   },
-  { name: 'operator with another tenant', headers: (w) => ({ authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantB }), outcome: { as: 'tenant-B-operator' } },
+  {
+    name: 'operator with another tenant',
+    headers: (w) => ({ authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantB }),
+    outcome: { as: 'tenant-B-operator' },
+  },
   { name: 'operator with tenant A', headers: (w) => ({ authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantA }), outcome: { as: 'operator-A' } },
   { name: 'operator token issued for tenant A', headers: (w) => ({ authorization: bearer(w.creds.boundOperatorA) }), outcome: { as: 'bound-operator-A' } },
   {
@@ -106,7 +114,8 @@ function publicExpectation(op: Operation): Expectation {
   const p = op.rootPath
   if (p === '/') return { status: 200, body: { name: 'Bernstein Task Server', status: 'running', docs: '/docs' }, writes: null }
   if (p === '/health') return { status: 200, check: (j) => expect((j as { status: string }).status).toMatch(/^(ok|degraded)$/), writes: null }
-  if (p === '/health/ready' || p === '/ready') return { status: 200, check: (j) => expect(j).toMatchObject({ status: 'ready', reason: expect.any(String) }), writes: null }
+  if (p === '/health/ready' || p === '/ready')
+    return { status: 200, check: (j) => expect(j).toMatchObject({ status: 'ready', reason: expect.any(String) }), writes: null }
   if (p === '/health/live' || p === '/alive') return { status: 200, body: { status: 'alive' }, writes: null }
   if (p === '/openapi.json') return { status: 200, body: parse(openApiYaml), writes: null }
   if (p === '/openapi.yaml') return { status: 200, check: (_j, text) => expect(text).toBe(openApiYaml), writes: null }
@@ -158,7 +167,8 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
     case 'GET /a2a/agents':
       return {
         status: 200,
-        check: (j) => expect(j).toMatchObject({ name: 'bernstein-orchestrator', protocol_version: '0.1', endpoint: 'http://bernstein.test/a2a', provider: 'bernstein' }),
+        check: (j) =>
+          expect(j).toMatchObject({ name: 'bernstein-orchestrator', protocol_version: '0.1', endpoint: 'http://bernstein.test/a2a', provider: 'bernstein' }),
         writes: null,
       }
     case 'GET /a2a/tasks/{a2a_task_id}':
@@ -176,7 +186,11 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
     case 'POST /a2a/v0/tasks':
       return { status: 202, check: (j) => expect(j).toMatchObject({ status: 'accepted' }), writes: ownTenant ? 'A' : 'B' }
     case 'POST /tasks':
-      return { status: 201, check: (j) => expect(taskOf(j)).toMatchObject({ tenant_id: tenant, title: `created ${w.tag}`, status: 'open' }), writes: ownTenant ? 'A' : 'B' }
+      return {
+        status: 201,
+        check: (j) => expect(taskOf(j)).toMatchObject({ tenant_id: tenant, title: `created ${w.tag}`, status: 'open' }),
+        writes: ownTenant ? 'A' : 'B',
+      }
     case 'GET /tasks':
       return {
         status: 200,
@@ -193,7 +207,9 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
         ? { status: 200, check: (j) => expect(taskOf(j)).toMatchObject({ id: w.taskA.id, tenant_id: w.tenantA, status: 'claimed' }), writes: 'A' }
         : { status: 204, check: (_j, text) => expect(text).toBe(''), writes: null }
     case 'GET /tasks/{task_id}':
-      return ownTenant ? { status: 200, check: (j) => expect(taskOf(j)).toMatchObject({ id: w.taskA.id, tenant_id: w.tenantA, status: 'open' }), writes: null } : taskMissing
+      return ownTenant
+        ? { status: 200, check: (j) => expect(taskOf(j)).toMatchObject({ id: w.taskA.id, tenant_id: w.tenantA, status: 'open' }), writes: null }
+        : taskMissing
   }
   const action = /^POST \/tasks\/\{task_id\}\/(\w+)$/.exec(key)?.[1]
   const after = action === undefined ? undefined : AFTER_ACTION[action]
@@ -263,7 +279,13 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
           const expected = expectationFor(op, credential, w)
           const body = validBody(op, w)
           const send = (headers: Record<string, string>) =>
-            rawRequest(app.url, { method: op.method, path: concretePath(op, w), token: null, headers, ...(body !== undefined && { body: JSON.stringify(body) }) })
+            rawRequest(app.url, {
+              method: op.method,
+              path: concretePath(op, w),
+              token: null,
+              headers,
+              ...(body !== undefined && { body: JSON.stringify(body) }),
+            })
           const res = await send(credential.headers(w))
 
           if (typeof expected.status === 'number') expect({ status: res.status, text: res.text.slice(0, 300) }).toMatchObject({ status: expected.status })
@@ -316,10 +338,21 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
       expect(created.status).toBe(201)
       expect(taskOf(created.json).tenant_id).toBe('default')
       const agent = await app.tokens.create({ role: 'agent', tenant: 'acme', expiresInSeconds: null })
-      const byAgent = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: agent.token, headers: { 'x-tenant-id': 'default' }, body: JSON.stringify({ title: 'by agent' }) })
+      const byAgent = await rawRequest(app.url, {
+        method: 'POST',
+        path: '/tasks',
+        token: agent.token,
+        headers: { 'x-tenant-id': 'default' },
+        body: JSON.stringify({ title: 'by agent' }),
+      })
       expect(byAgent.status).toBe(201)
       expect(taskOf(byAgent.json).tenant_id).toBe('acme')
-      const invisible = await rawRequest(app.url, { method: 'GET', path: `/tasks/${taskOf(created.json).id}`, token: agent.token, headers: { 'x-tenant-id': 'default' } })
+      const invisible = await rawRequest(app.url, {
+        method: 'GET',
+        path: `/tasks/${taskOf(created.json).id}`,
+        token: agent.token,
+        headers: { 'x-tenant-id': 'default' },
+      })
       expect(invisible.status).toBe(404)
     })
 
@@ -345,7 +378,16 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
 
     it('agent tokens get 403 on every operator-only prefix, with or without the /api/v1 prefix, before validation or lookup', async () => {
       const agent = await app.tokens.create({ role: 'agent', tenant: 'ops', expiresInSeconds: null })
-      for (const path of ['/lineage', '/lineage/verify', '/federation/peers', '/metrics', '/api/v1/metrics', '/api/v1/lineage/x', '/a2a/tasks/send', '/api/v1/a2a/nope']) {
+      for (const path of [
+        '/lineage',
+        '/lineage/verify',
+        '/federation/peers',
+        '/metrics',
+        '/api/v1/metrics',
+        '/api/v1/lineage/x',
+        '/a2a/tasks/send',
+        '/api/v1/a2a/nope',
+      ]) {
         for (const method of ['GET', 'POST']) {
           if (method === 'GET' && path.includes('/a2a/')) continue
           const res = await rawRequest(app.url, { method, path, token: agent.token, ...(method === 'POST' && { body: '{"not":"valid"' }) })

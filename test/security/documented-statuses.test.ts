@@ -28,7 +28,11 @@ const CHARSETS: readonly Refusal[] = [
   // JSON is UTF-8: other Unicode encodings too are refused, not decoded (UTF-7 would let `+ADw-` stand for `<`).
   { name: 'UTF-7', headers: { 'content-type': 'application/json; charset=utf-7' }, body: (j) => j },
   { name: 'UTF-16', headers: { 'content-type': 'application/json; charset=utf-16le' }, body: (j) => Buffer.from(j, 'utf16le') },
-  { name: 'UTF-32', headers: { 'content-type': 'application/json; charset=utf-32le' }, body: (j) => Buffer.concat([...j].map((c) => Buffer.from([c.charCodeAt(0) & 0xff, c.charCodeAt(0) >> 8, 0, 0]))) },
+  {
+    name: 'UTF-32',
+    headers: { 'content-type': 'application/json; charset=utf-32le' },
+    body: (j) => Buffer.concat([...j].map((c) => Buffer.from([c.charCodeAt(0) & 0xff, c.charCodeAt(0) >> 8, 0, 0]))),
+  },
 ]
 const CODINGS: readonly Refusal[] = [
   { name: 'an unknown content coding', headers: { 'content-type': 'application/json', 'content-encoding': 'bogus' }, body: (j) => j },
@@ -56,7 +60,13 @@ for (const engine of testEngines()) {
         const json = JSON.stringify(validBody(op, f.world))
         // v0 reads the bytes as UTF-8 whatever the charset says (as Bernstein does): a charset is no refusal there.
         for (const refusal of V0.includes(op) ? CODINGS : [...CHARSETS, ...CODINGS]) {
-          const res = await rawRequest(f.app.url, { method: op.method, path: concretePath(op, f.world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': f.world.tenantA, ...refusal.headers }, body: refusal.body(json) })
+          const res = await rawRequest(f.app.url, {
+            method: op.method,
+            path: concretePath(op, f.world),
+            token: OPERATOR_TOKEN,
+            headers: { 'x-tenant-id': f.world.tenantA, ...refusal.headers },
+            body: refusal.body(json),
+          })
           const label = `${refusal.name}: ${res.status} ${res.text.slice(0, 200)}`
           expect(res.status, label).toBeGreaterThanOrEqual(400)
           expect(op.statuses, label).toContain(res.status)
@@ -80,7 +90,12 @@ for (const engine of testEngines()) {
       // The answers without a body first (the first read of a discovery document signs and stores it).
       const plainStatus = new Map<string, number>()
       for (const op of gets) {
-        const plain = await rawRequest(f.app.url, { method: 'GET', path: concretePath(op, f.world), token: OPERATOR_TOKEN, headers: { 'x-tenant-id': f.world.tenantA } })
+        const plain = await rawRequest(f.app.url, {
+          method: 'GET',
+          path: concretePath(op, f.world),
+          token: OPERATOR_TOKEN,
+          headers: { 'x-tenant-id': f.world.tenantA },
+        })
         plainStatus.set(op.path, plain.status)
       }
       const before = await f.store.dump()
@@ -88,7 +103,12 @@ for (const engine of testEngines()) {
         const path = concretePath(op, f.world)
         const plain = { status: plainStatus.get(op.path) }
         for (const body of hostile) {
-          const status = await getWithBody(f.app.url, path, { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': f.world.tenantA, ...body.headers }, body.body('{}'))
+          const status = await getWithBody(
+            f.app.url,
+            path,
+            { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': f.world.tenantA, ...body.headers },
+            body.body('{}'),
+          )
           expect({ op: `${op.method} ${op.path}`, body: body.name, status }).toEqual({ op: `${op.method} ${op.path}`, body: body.name, status: plain.status })
         }
       }
@@ -108,7 +128,10 @@ for (const engine of testEngines()) {
         body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json, 'utf8')]),
       })
       expect(res.status, res.text).toBe(202)
-      const created = await f.app.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: (res.json as { a2a_task_id: string }).a2a_task_id } }, headers: { 'x-tenant-id': f.world.tenantA } })
+      const created = await f.app.client.GET('/a2a/tasks/{a2a_task_id}', {
+        params: { path: { a2a_task_id: (res.json as { a2a_task_id: string }).a2a_task_id } },
+        headers: { 'x-tenant-id': f.world.tenantA },
+      })
       expect(created.data?.message).toBe(message)
     })
   })

@@ -107,9 +107,7 @@ const CORPUS: readonly string[] = [
 const deepArrays = (n: number): string => '['.repeat(n) + ']'.repeat(n)
 const deepObjects = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n)
 
-const loneSurrogates = fc
-  .array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 4 })
-  .map((units) => String.fromCharCode(...units))
+const loneSurrogates = fc.array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 4 }).map((units) => String.fromCharCode(...units))
 
 /** Hostile strings; `longest` bounds the long ones (URLs must stay under Node's 16 KiB header limit). */
 function hostileStringUpTo(longest: number): fc.Arbitrary<string> {
@@ -130,7 +128,25 @@ const hostileUrlString = hostileStringUpTo(2_000)
 /** A JSON value as text, so that it may be something JSON.stringify cannot produce (deep nesting, 1e400). */
 const hostileValueText: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: hostileString.map((s) => JSON.stringify(s)) },
-  { weight: 2, arbitrary: fc.constantFrom('0', '-1', '1.5', '1e400', '-0', '9007199254740993', 'true', 'false', 'null', '[]', '{}', '""', '[null]', '{"__proto__":{"polluted":1}}') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '0',
+      '-1',
+      '1.5',
+      '1e400',
+      '-0',
+      '9007199254740993',
+      'true',
+      'false',
+      'null',
+      '[]',
+      '{}',
+      '""',
+      '[null]',
+      '{"__proto__":{"polluted":1}}',
+    ),
+  },
   { weight: 1, arbitrary: fc.integer().map(String) },
   { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)) },
   { weight: 1, arbitrary: fc.json({ maxDepth: 3 }) },
@@ -212,18 +228,45 @@ const contentEncodingArb: fc.Arbitrary<string | undefined> = fc.oneof(
 )
 
 /** Tenant header values: valid, empty, or outside the tenant pattern (all legal as HTTP header bytes). */
-const TENANT_VALUES = (w: World): string[] => [w.tenantA, w.tenantA, w.tenantA, w.tenantB, 'default', '', ' ', '../x', "a' or 1=1", 'x'.repeat(65), '-lead', 'ä', 'a\tb', '%00']
+const TENANT_VALUES = (w: World): string[] => [
+  w.tenantA,
+  w.tenantA,
+  w.tenantA,
+  w.tenantB,
+  'default',
+  '',
+  ' ',
+  '../x',
+  "a' or 1=1",
+  'x'.repeat(65),
+  '-lead',
+  'ä',
+  'a\tb',
+  '%00',
+]
 
 function authArb(w: World): fc.Arbitrary<{ headers: Record<string, string>; label: string }> {
   const tenant = fc.constantFrom(...TENANT_VALUES(w))
   return fc.oneof(
-    { weight: 6, arbitrary: tenant.map((t) => ({ headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': t }, label: `operator@${JSON.stringify(t)}` })) },
+    {
+      weight: 6,
+      arbitrary: tenant.map((t) => ({ headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'x-tenant-id': t }, label: `operator@${JSON.stringify(t)}` })),
+    },
     { weight: 2, arbitrary: tenant.map((t) => ({ headers: { authorization: `Bearer ${w.creds.agentA}`, 'x-tenant-id': t }, label: 'agent A' })) },
     { weight: 1, arbitrary: fc.constant({ headers: {}, label: 'no token' }) },
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom('Bearer', 'Bearer ', 'Basic x', `bearer ${OPERATOR_TOKEN}`, `Bearer ${OPERATOR_TOKEN}x`, 'Bearer bat_000000000000.' + 'A'.repeat(43), `Bearer ${'x'.repeat(5000)}`, "Bearer ' OR 1=1 --")
+        .constantFrom(
+          'Bearer',
+          'Bearer ',
+          'Basic x',
+          `bearer ${OPERATOR_TOKEN}`,
+          `Bearer ${OPERATOR_TOKEN}x`,
+          'Bearer bat_000000000000.' + 'A'.repeat(43),
+          `Bearer ${'x'.repeat(5000)}`,
+          "Bearer ' OR 1=1 --",
+        )
         .map((a) => ({ headers: { authorization: a }, label: `auth ${JSON.stringify(a.slice(0, 30))}` })),
     },
   )
@@ -246,34 +289,71 @@ function bodyArb(template: unknown): fc.Arbitrary<{ body: string | Buffer; label
     fc.tuple(key, hostileValueText).map(([k, v]) => ({ body: withField(base, k, v), label: `${k} := ${v.slice(0, 40)}` })),
     fc
       .tuple(fc.constantFrom('__proto__', 'constructor', 'prototype', 'tenant_id', 'id', 'version', 'status', 'x'.repeat(1000), ''), hostileValueText)
-      .map(([k, v]) => ({ body: `${json.slice(0, -1)}${json === '{}' ? '' : ','}${JSON.stringify(k)}:${v}}`, label: `extra ${k.slice(0, 20)} := ${v.slice(0, 40)}` })),
-    fc
-      .tuple(key, hostileValueText, fc.boolean())
-      .map(([k, v, hostileLast]) => {
-        const good = `${JSON.stringify(k)}:${JSON.stringify(base[k] ?? 1)}`
-        const bad = `${JSON.stringify(k)}:${v}`
-        return { body: `{${hostileLast ? `${good},${bad}` : `${bad},${good}`}}`, label: `duplicate key ${k}` }
-      }),
+      .map(([k, v]) => ({
+        body: `${json.slice(0, -1)}${json === '{}' ? '' : ','}${JSON.stringify(k)}:${v}}`,
+        label: `extra ${k.slice(0, 20)} := ${v.slice(0, 40)}`,
+      })),
+    fc.tuple(key, hostileValueText, fc.boolean()).map(([k, v, hostileLast]) => {
+      const good = `${JSON.stringify(k)}:${JSON.stringify(base[k] ?? 1)}`
+      const bad = `${JSON.stringify(k)}:${v}`
+      return { body: `{${hostileLast ? `${good},${bad}` : `${bad},${good}`}}`, label: `duplicate key ${k}` }
+    }),
     key.map((k) => {
       const rest = { ...base }
       delete rest[k]
       return { body: JSON.stringify(rest), label: `without ${k}` }
     }),
     fc
-      .constantFrom(json.slice(0, -1), `${json}x`, json + json, `\ufeff${json}`, json.replace(/"/g, "'"), '{"a":1,}', `// c\n${json}`, 'NaN', '', ' ', 'null', '[]', '"string"', '0', '{', '}', '\u0000')
+      .constantFrom(
+        json.slice(0, -1),
+        `${json}x`,
+        json + json,
+        `\ufeff${json}`,
+        json.replace(/"/g, "'"),
+        '{"a":1,}',
+        `// c\n${json}`,
+        'NaN',
+        '',
+        ' ',
+        'null',
+        '[]',
+        '"string"',
+        '0',
+        '{',
+        '}',
+        '\u0000',
+      )
       .map((b) => ({ body: b, label: `broken JSON ${JSON.stringify(b.slice(0, 30))}` })),
     fc.string({ unit: 'binary', maxLength: 200 }).map((b) => ({ body: b, label: 'random text' })),
     fc.json({ maxDepth: 4 }).map((b) => ({ body: b, label: 'random JSON' })),
     fc.integer({ min: 1_000, max: 10_000 }).map((n) => ({ body: deepArrays(n), label: `${n} nested arrays` })),
     fc
       .uint8Array({ minLength: 1, maxLength: 64 })
-      .map((bytes) => ({ body: Buffer.concat([Buffer.from(`{${JSON.stringify(keys[0])}:"`), Buffer.from(bytes), Buffer.from('"}')]), label: 'invalid UTF-8 bytes' })),
+      .map((bytes) => ({
+        body: Buffer.concat([Buffer.from(`{${JSON.stringify(keys[0])}:"`), Buffer.from(bytes), Buffer.from('"}')]),
+        label: 'invalid UTF-8 bytes',
+      })),
   )
 }
 
 function queryArb(op: Operation): fc.Arbitrary<string> {
-  const names = fc.constantFrom(...op.queryParams, ...op.queryParams, 'limit', 'cursor', 'status', 'expected_version', 'agent_id', '__proto__', 'status[$ne]', 'limit[]', 'a'.repeat(300))
-  const values = fc.oneof(hostileUrlString.map(encodeSegment), fc.constantFrom('-1', '0', '501', '1e3', '1.5', '%FF', '', 'open', 'open,closed', '%00', "'%20OR%201=1"))
+  const names = fc.constantFrom(
+    ...op.queryParams,
+    ...op.queryParams,
+    'limit',
+    'cursor',
+    'status',
+    'expected_version',
+    'agent_id',
+    '__proto__',
+    'status[$ne]',
+    'limit[]',
+    'a'.repeat(300),
+  )
+  const values = fc.oneof(
+    hostileUrlString.map(encodeSegment),
+    fc.constantFrom('-1', '0', '501', '1e3', '1.5', '%FF', '', 'open', 'open,closed', '%00', "'%20OR%201=1"),
+  )
   return fc.array(fc.tuple(names, values), { maxLength: 4 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`))
 }
 
@@ -304,7 +384,12 @@ function requestArb(op: Operation, w: World): fc.Arbitrary<FuzzRequest> {
         path: parts.join('/') + query,
         headers,
         ...(body !== undefined && { body: body.body }),
-        label: [auth.label, body?.label, contentType && body ? `content-type ${contentType}` : undefined, contentEncoding && body ? `encoding ${contentEncoding}` : undefined]
+        label: [
+          auth.label,
+          body?.label,
+          contentType && body ? `content-type ${contentType}` : undefined,
+          contentEncoding && body ? `encoding ${contentEncoding}` : undefined,
+        ]
           .filter(Boolean)
           .join('; '),
       }
@@ -345,14 +430,28 @@ function corpusFor(op: Operation, w: World): FuzzRequest[] {
     }
   }
   for (const param of op.pathParams) {
-    for (const raw of ['%FF', '%00', 'a%00b', '..%2F..%2Fetc%2Fpasswd', "%27%20OR%20%271%27%3D%271", '%ED%A0%80', '%E2%80%AE%F0%9F%98%80']) {
-      const hostilePath = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === param ? raw : concretePath({ ...op, path: `{${name}}`, requiredQuery: [] }, w)))
-      requests.push({ method: op.method, path: hostilePath, headers: json, ...(template !== undefined && { body: JSON.stringify(template) }), label: `{${param}} = ${raw}` })
+    for (const raw of ['%FF', '%00', 'a%00b', '..%2F..%2Fetc%2Fpasswd', '%27%20OR%20%271%27%3D%271', '%ED%A0%80', '%E2%80%AE%F0%9F%98%80']) {
+      const hostilePath = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+        name === param ? raw : concretePath({ ...op, path: `{${name}}`, requiredQuery: [] }, w),
+      )
+      requests.push({
+        method: op.method,
+        path: hostilePath,
+        headers: json,
+        ...(template !== undefined && { body: JSON.stringify(template) }),
+        label: `{${param}} = ${raw}`,
+      })
     }
   }
   for (const name of op.queryParams) {
-    for (const raw of ['%00', "%27%20OR%201%3D1--", '%FF', '-1', 'a'.repeat(1_001)]) {
-      requests.push({ method: op.method, path: `${path}${path.includes('?') ? '&' : '?'}${name}=${raw}`, headers: json, ...(template !== undefined && { body: JSON.stringify(template) }), label: `?${name}=${raw.slice(0, 20)}` })
+    for (const raw of ['%00', '%27%20OR%201%3D1--', '%FF', '-1', 'a'.repeat(1_001)]) {
+      requests.push({
+        method: op.method,
+        path: `${path}${path.includes('?') ? '&' : '?'}${name}=${raw}`,
+        headers: json,
+        ...(template !== undefined && { body: JSON.stringify(template) }),
+        label: `?${name}=${raw.slice(0, 20)}`,
+      })
     }
   }
   return requests
@@ -463,8 +562,17 @@ describe.each(testEngines())('fuzzing every operation of openapi.yaml (%s)', (en
         for (const req of corpusFor(op, world)) await exercise(session, req).catch((error: unknown) => violations.push((error as Error).message))
         await stillServing(session.app)
         await fc
-          .assert(fc.asyncProperty(requestArb(op, world), (req) => exercise(session, req)), { numRuns: RUNS, seed: SEED + index, endOnFailure: true })
-          .catch((error: unknown) => violations.push(`generated: ${String((error as Error).message).replace(/A{20,}/g, 'A…').slice(0, 1_500)}`))
+          .assert(
+            fc.asyncProperty(requestArb(op, world), (req) => exercise(session, req)),
+            { numRuns: RUNS, seed: SEED + index, endOnFailure: true },
+          )
+          .catch((error: unknown) =>
+            violations.push(
+              `generated: ${String((error as Error).message)
+                .replace(/A{20,}/g, 'A…')
+                .slice(0, 1_500)}`,
+            ),
+          )
         await stillServing(session.app)
         expect(violations).toEqual([])
       },
@@ -476,12 +584,42 @@ describe.each(testEngines())('fuzzing every operation of openapi.yaml (%s)', (en
     'unknown paths, prefixes and methods',
     async () => {
       const path = fc.oneof(
-        fc.constantFrom('/', '//', '/api/v2/tasks', '/api/v1', '/api/v1/', '/tasks/', '/tasks//claim', '/TASKS', '/a2a', '/a2a/v1', '/admin', '/.env', '/.git/config', '/%2e%2e/%2e%2e/etc/passwd', '/tasks/..;/admin', '/docs', '/lineage', '/metrics', '/federation/peers', '/.well-known/', '/.well-known/../tasks', '/health/../tasks', '/api/v1/openapi.json'),
+        fc.constantFrom(
+          '/',
+          '//',
+          '/api/v2/tasks',
+          '/api/v1',
+          '/api/v1/',
+          '/tasks/',
+          '/tasks//claim',
+          '/TASKS',
+          '/a2a',
+          '/a2a/v1',
+          '/admin',
+          '/.env',
+          '/.git/config',
+          '/%2e%2e/%2e%2e/etc/passwd',
+          '/tasks/..;/admin',
+          '/docs',
+          '/lineage',
+          '/metrics',
+          '/federation/peers',
+          '/.well-known/',
+          '/.well-known/../tasks',
+          '/health/../tasks',
+          '/api/v1/openapi.json',
+        ),
         fc.array(hostileUrlString.map(encodeSegment), { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`),
       )
       await fc.assert(
         fc.asyncProperty(path, fc.constantFrom(...METHODS), authArb(world), fc.option(fc.json({ maxDepth: 2 }), { nil: undefined }), (p, method, auth, body) =>
-          exercise(session, { method, path: p, headers: { ...auth.headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { body }), label: auth.label }),
+          exercise(session, {
+            method,
+            path: p,
+            headers: { ...auth.headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
+            ...(body !== undefined && { body }),
+            label: auth.label,
+          }),
         ),
         { numRuns: RUNS * 10, seed: SEED - 1, endOnFailure: true },
       )

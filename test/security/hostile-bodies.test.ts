@@ -116,7 +116,9 @@ for (const engine of testEngines()) {
 
       it('POST /a2a/v0/tasks: a body nested exactly 1000 levels is read (the envelope is then refused as an envelope, 409)', async () => {
         const { body } = delegation('deep-999', '['.repeat(999) + ']'.repeat(999))
-        await refused({ method: 'POST', path: '/a2a/v0/tasks', body }, 409, { detail: "lineage envelope rejected: A2A envelope missing 'bernstein.lineage_v2' field" })
+        await refused({ method: 'POST', path: '/a2a/v0/tasks', body }, 409, {
+          detail: "lineage envelope rejected: A2A envelope missing 'bernstein.lineage_v2' field",
+        })
         const { body: over } = delegation('deep-1000', '['.repeat(1000) + ']'.repeat(1000))
         const res = await rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body: over })
         expect(res.status).toBe(400)
@@ -124,7 +126,9 @@ for (const engine of testEngines()) {
 
       it('an unterminated 100 000-deep body: the documented 400 / 422 with a fixed message, no engine text', async () => {
         const body = `{"title":${'['.repeat(100_000)}`
-        await refused({ method: 'POST', path: '/a2a/v0/tasks', body }, 400, { detail: 'Invalid JSON body: Nesting deeper than 1000 levels: line 1 column 1009 (char 1008)' })
+        await refused({ method: 'POST', path: '/a2a/v0/tasks', body }, 400, {
+          detail: 'Invalid JSON body: Nesting deeper than 1000 levels: line 1 column 1009 (char 1008)',
+        })
         for (const path of ['/tasks', '/api/v1/tasks', '/a2a/tasks/send', '/a2a/message']) {
           await refused({ method: 'POST', path, body }, 422, jsonInvalid(1008))
         }
@@ -143,7 +147,11 @@ for (const engine of testEngines()) {
         // Offsets start after a byte order mark, which is not part of the text.
         await refused({ method: 'POST', path: '/tasks', body: bytes([0xef, 0xbb, 0xbf], '{"title":"', [0xff], '"}') }, 422, jsonInvalid(10))
         // Checked after decompression: the bytes inside the gzip stream count.
-        await refused({ method: 'POST', path: '/tasks', body: gzipSync(bytes('{"title":"', [0xff], '"}')), headers: { 'content-encoding': 'gzip' } }, 422, jsonInvalid(10))
+        await refused(
+          { method: 'POST', path: '/tasks', body: gzipSync(bytes('{"title":"', [0xff], '"}')), headers: { 'content-encoding': 'gzip' } },
+          422,
+          jsonInvalid(10),
+        )
       })
 
       it("POST /a2a/v0/tasks: 400 with Bernstein's text, Python's UnicodeDecodeError; nothing stored", async () => {
@@ -181,7 +189,9 @@ for (const engine of testEngines()) {
         const body = compress(Buffer.from(big))
         expect(body.length).toBeLessThan(LIMIT)
         for (const path of ['/tasks', '/a2a/v0/tasks']) {
-          await refused({ method: 'POST', path, body, headers: { 'content-encoding': encoding } }, 413, { detail: 'Decoded request body exceeds 1048576-byte limit' })
+          await refused({ method: 'POST', path, body, headers: { 'content-encoding': encoding } }, 413, {
+            detail: 'Decoded request body exceeds 1048576-byte limit',
+          })
         }
       })
 

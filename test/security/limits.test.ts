@@ -141,7 +141,10 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
     })
 
     it('loopback clients are exempt by default, but not when their address came through a trusted proxy', async () => {
-      const app = await start({ rateLimiters: { default_read: limiter(1, 60), default_write: limiter(1, 60) }, network: { allowedIps: [], trustedProxyIps: ['127.0.0.1'] } })
+      const app = await start({
+        rateLimiters: { default_read: limiter(1, 60), default_write: limiter(1, 60) },
+        network: { allowedIps: [], trustedProxyIps: ['127.0.0.1'] },
+      })
       const agent = await app.tokens.create({ role: 'agent', tenant: 'loop', expiresInSeconds: null })
       for (let i = 0; i < 5; i++) {
         expect((await rawRequest(app.url, { method: 'GET', path: '/tasks' })).status).toBe(200)
@@ -166,7 +169,11 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       const app = await start({ rateLimiters: { default_read: limiter(1, 60), default_write: limiter(1, 60) }, rateLimitLoopback: true })
       for (let i = 0; i < 10; i++) {
         const anonymous = await rawRequest(app.url, { method: 'GET', path: '/tasks', token: null })
-        expect({ status: anonymous.status, json: anonymous.json, retry: anonymous.headers.get('retry-after') }).toEqual({ status: 401, json: MISSING, retry: null })
+        expect({ status: anonymous.status, json: anonymous.json, retry: anonymous.headers.get('retry-after') }).toEqual({
+          status: 401,
+          json: MISSING,
+          retry: null,
+        })
         const wrong = await rawRequest(app.url, { method: 'POST', path: '/tasks', token: 'wrong-token', body: '{"title":"x"}' })
         expect({ status: wrong.status, json: wrong.json }).toEqual({ status: 401, json: INVALID })
       }
@@ -182,14 +189,20 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       for (const path of ['/', '/openapi.json', '/openapi.yaml', '/docs']) {
         const first = await rawRequest(app.url, { method: 'GET', path, token: null })
         const second = await rawRequest(app.url, { method: 'GET', path, token: null })
-        expect({ path, first: first.status, second: second.status, json: second.json }).toEqual({ path, first: path === '/' ? 200 : 429, second: 429, json: rateLimited('default_read') })
+        expect({ path, first: first.status, second: second.status, json: second.json }).toEqual({
+          path,
+          first: path === '/' ? 200 : 429,
+          second: 429,
+          json: rateLimited('default_read'),
+        })
       }
     })
 
     it('every operation the IP allowlist and the rate limits apply to documents its 403 and 429', () => {
       const covered = loadOperations().filter((op) => !isHealthOrDiscovery(op.path))
       expect(covered.map((op) => op.operationId)).toEqual(expect.arrayContaining(['getRoot', 'getOpenApiJson', 'getOpenApiYaml', 'getDocs']))
-      for (const op of covered) expect({ op: op.operationId, statuses: op.statuses }).toEqual({ op: op.operationId, statuses: expect.arrayContaining([403, 429]) })
+      for (const op of covered)
+        expect({ op: op.operationId, statuses: op.statuses }).toEqual({ op: op.operationId, statuses: expect.arrayContaining([403, 429]) })
     })
 
     it('health and discovery are never limited', async () => {
@@ -213,7 +226,10 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
   describe('IP allowlist', () => {
     let app: TestApp
     beforeAll(async () => {
-      app = await startTestApp({ engine, network: { allowedIps: ['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'], trustedProxyIps: ['127.0.0.1', '172.16.0.0/12'] } })
+      app = await startTestApp({
+        engine,
+        network: { allowedIps: ['10.0.0.0/8', '192.0.2.7', '2001:db8::/32'], trustedProxyIps: ['127.0.0.1', '172.16.0.0/12'] },
+      })
     })
     afterAll(async () => {
       await app?.close()
@@ -317,7 +333,11 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       for (const op of POSTS) {
         const path = op.path.replace(/\{[^}]+\}/g, 'abc')
         const res = await rawRequest(app.url, { method: 'POST', path, body })
-        expect({ path, status: res.status, json: res.json }).toEqual({ path, status: 413, json: { detail: 'Request body 2097152 bytes exceeds 1048576-byte limit' } })
+        expect({ path, status: res.status, json: res.json }).toEqual({
+          path,
+          status: 413,
+          json: { detail: 'Request body 2097152 bytes exceeds 1048576-byte limit' },
+        })
       }
       expect(await taskCount(app)).toBe(before)
     })
@@ -362,7 +382,11 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
     }
 
     it('every kind of response carries helmet headers and no X-Powered-By', async () => {
-      const app = await start({ rateLimiters: { default_read: limiter(1, 60) }, rateLimitLoopback: true, network: { allowedIps: ['10.0.0.0/8'], trustedProxyIps: ['127.0.0.1'] } })
+      const app = await start({
+        rateLimiters: { default_read: limiter(1, 60) },
+        rateLimitLoopback: true,
+        network: { allowedIps: ['10.0.0.0/8'], trustedProxyIps: ['127.0.0.1'] },
+      })
       const responses = {
         200: await rawRequest(app.url, { method: 'GET', path: '/health', token: null }),
         401: await rawRequest(app.url, { method: 'GET', path: '/tasks', token: null }),
@@ -498,7 +522,10 @@ describe('configuration parsing', () => {
   })
 
   it('accepts whole numbers (0 disables) and defaults to 30 writes / 300 reads per minute', () => {
-    expect(loadConfig({ BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN: '0', BERNSTEIN_RATE_LIMIT_READ_PER_MIN: ' 12 ' }, '/tmp')).toMatchObject({ rateLimitWritePerMin: 0, rateLimitReadPerMin: 12 })
+    expect(loadConfig({ BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN: '0', BERNSTEIN_RATE_LIMIT_READ_PER_MIN: ' 12 ' }, '/tmp')).toMatchObject({
+      rateLimitWritePerMin: 0,
+      rateLimitReadPerMin: 12,
+    })
     expect(loadConfig({}, '/tmp')).toMatchObject({ rateLimitWritePerMin: 30, rateLimitReadPerMin: 300, rateLimitLoopback: false })
   })
 
@@ -507,7 +534,9 @@ describe('configuration parsing', () => {
   })
 
   it('refuses a bad loopback flag and a short operator token', () => {
-    expect(configError({ BERNSTEIN_RATE_LIMIT_LOOPBACK: 'maybe' })).toBe("BERNSTEIN_RATE_LIMIT_LOOPBACK must be one of 1/true/yes/on or 0/false/no/off, got 'maybe'")
+    expect(configError({ BERNSTEIN_RATE_LIMIT_LOOPBACK: 'maybe' })).toBe(
+      "BERNSTEIN_RATE_LIMIT_LOOPBACK must be one of 1/true/yes/on or 0/false/no/off, got 'maybe'",
+    )
     expect(loadConfig({ BERNSTEIN_RATE_LIMIT_LOOPBACK: 'YES' }, '/tmp').rateLimitLoopback).toBe(true)
     expect(configError({ BERNSTEIN_AUTH_TOKEN: 'short' })).toBe('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
   })
@@ -517,7 +546,10 @@ describe('configuration parsing', () => {
     // 8 emoji are 16 UTF-16 code units but 8 characters: short.
     expect(configError({ BERNSTEIN_AUTH_TOKEN: emoji.repeat(8) })).toBe('BERNSTEIN_AUTH_TOKEN must be at least 16 characters')
     expect(configError({ BERNSTEIN_METRICS_TOKEN: emoji.repeat(8) })).toBe('BERNSTEIN_METRICS_TOKEN must be at least 16 characters')
-    expect(loadConfig({ BERNSTEIN_AUTH_TOKEN: emoji.repeat(16), BERNSTEIN_METRICS_TOKEN: `m${emoji.repeat(15)}` }, '/tmp')).toMatchObject({ authToken: emoji.repeat(16), metricsToken: `m${emoji.repeat(15)}` })
+    expect(loadConfig({ BERNSTEIN_AUTH_TOKEN: emoji.repeat(16), BERNSTEIN_METRICS_TOKEN: `m${emoji.repeat(15)}` }, '/tmp')).toMatchObject({
+      authToken: emoji.repeat(16),
+      metricsToken: `m${emoji.repeat(15)}`,
+    })
     // 200 emoji are 400 code units but 200 characters: within the issuer's 1-200.
     expect(loadConfig({ BERNSTEIN_A2A_ISSUER: emoji.repeat(200) }, '/tmp').issuer).toBe(emoji.repeat(200))
     expect(configError({ BERNSTEIN_A2A_ISSUER: emoji.repeat(201) })).toBe('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')

@@ -42,7 +42,13 @@ for (const engine of testEngines()) {
         const body = op.hasBody ? JSON.stringify(validBody(op, f.world)) : undefined
         for (const path of variants(concretePath(op, f.world))) {
           for (const token of [f.world.creds.agentA, OPERATOR_TOKEN]) {
-            const res = await rawRequest(f.app.url, { method: op.method, path, token, headers: { 'x-tenant-id': f.world.tenantA }, ...(body !== undefined && { body }) })
+            const res = await rawRequest(f.app.url, {
+              method: op.method,
+              path,
+              token,
+              headers: { 'x-tenant-id': f.world.tenantA },
+              ...(body !== undefined && { body }),
+            })
             const label = `${op.method} ${path} as ${token === OPERATOR_TOKEN ? 'operator' : 'agent'}`
             // An agent may be refused before routing (the path is operator-only under any spelling) or not find it.
             if (res.status === 403) expect(res.json, label).toEqual(AGENT_FORBIDDEN)
@@ -60,9 +66,20 @@ for (const engine of testEngines()) {
     })
 
     it('the exact paths still serve (the control for the variants above)', async () => {
-      const res = await rawRequest(f.app.url, { method: 'POST', path: '/a2a/tasks/send', token: OPERATOR_TOKEN, headers: { 'x-tenant-id': f.world.tenantA }, body: JSON.stringify({ sender: 'p', message: 'm' }) })
+      const res = await rawRequest(f.app.url, {
+        method: 'POST',
+        path: '/a2a/tasks/send',
+        token: OPERATOR_TOKEN,
+        headers: { 'x-tenant-id': f.world.tenantA },
+        body: JSON.stringify({ sender: 'p', message: 'm' }),
+      })
       expect(res.status).toBe(201)
-      const refused = await rawRequest(f.app.url, { method: 'POST', path: '/a2a/tasks/send', token: f.world.creds.agentA, body: JSON.stringify({ sender: 'p', message: 'm' }) })
+      const refused = await rawRequest(f.app.url, {
+        method: 'POST',
+        path: '/a2a/tasks/send',
+        token: f.world.creds.agentA,
+        body: JSON.stringify({ sender: 'p', message: 'm' }),
+      })
       expect(refused.status).toBe(403)
       expect(refused.json).toEqual(AGENT_FORBIDDEN)
       expect((await rawRequest(f.app.url, { method: 'GET', path: '/health', token: null })).status).toBe(200)

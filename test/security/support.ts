@@ -178,7 +178,14 @@ export async function makeWorld(app: TestApp, clock: TestClock, state: TaskState
     taskA: { id, role },
     a2aA: { id: String(a2a['id']), bernsteinTaskId: String(a2a['bernstein_task_id']) },
     taskB: { id: String(other['id']) },
-    creds: { agentA: agentA.token, agentAId: agentA.id, agentB: agentB.token, revokedA: revoked.token, expiredA: expired.token, boundOperatorA: boundOperator.token },
+    creds: {
+      agentA: agentA.token,
+      agentAId: agentA.id,
+      agentB: agentB.token,
+      revokedA: revoked.token,
+      expiredA: expired.token,
+      boundOperatorA: boundOperator.token,
+    },
     tag,
   }
 }
@@ -274,18 +281,20 @@ export function validBody(op: Operation, world: World): unknown {
 /** The concrete path for the operation, its parameters (and required query) filled with the world's tenant-A ids. */
 export function concretePath(op: Operation, world: World): string {
   const query = op.requiredQuery.map((name) => `${name}=${encodeURIComponent(name === 'ticket_id' ? world.taskA.id : `x-${world.tag}`)}`).join('&')
-  return op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    switch (name) {
-      case 'task_id':
-        return world.taskA.id
-      case 'a2a_task_id':
-        return world.a2aA.id
-      case 'role':
-        return encodeURIComponent(world.taskA.role)
-      default:
-        throw new Error(`no value for path parameter {${name}} in ${op.path}: add one to test/security/support.ts`)
-    }
-  }) + (query ? `?${query}` : '')
+  return (
+    op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+      switch (name) {
+        case 'task_id':
+          return world.taskA.id
+        case 'a2a_task_id':
+          return world.a2aA.id
+        case 'role':
+          return encodeURIComponent(world.taskA.role)
+        default:
+          throw new Error(`no value for path parameter {${name}} in ${op.path}: add one to test/security/support.ts`)
+      }
+    }) + (query ? `?${query}` : '')
+  )
 }
 
 /** Everything an operator can see of a tenant: all its tasks (with versions), newest first. */
@@ -370,9 +379,13 @@ export async function openStoreDump(app: TestApp): Promise<StoreDump> {
   const inSchema = schema
   return {
     dump: async () => {
-      const tables = await client.query<{ table_name: string }>('select table_name from information_schema.tables where table_schema = $1 order by table_name', [inSchema])
+      const tables = await client.query<{ table_name: string }>(
+        'select table_name from information_schema.tables where table_schema = $1 order by table_name',
+        [inSchema],
+      )
       const result: Record<string, string[]> = {}
-      for (const { table_name } of tables.rows) result[table_name] = (await client.query(`select * from "${inSchema}"."${table_name}"`)).rows.map(serialiseRow).sort()
+      for (const { table_name } of tables.rows)
+        result[table_name] = (await client.query(`select * from "${inSchema}"."${table_name}"`)).rows.map(serialiseRow).sort()
       return result
     },
     close: () => client.end(),

@@ -130,19 +130,13 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
 /** Registers `a2a verify`. */
 export function registerA2aVerify(program: Command): void {
   // Reuse an `a2a` group another module may have created.
-  const a2a =
-    program.commands.find((command) => command.name() === 'a2a') ??
-    program.command('a2a').description('A2A node surface: verify receipts')
+  const a2a = program.commands.find((command) => command.name() === 'a2a') ?? program.command('a2a').description('A2A node surface: verify receipts')
   a2a
     .command('verify')
     .description('verify an A2A response against its lineage receipt, offline; exits 1 unless it is valid')
     .requiredOption('--receipt <file>', 'the receipt JSON returned with the A2A response')
     .requiredOption('--response <file>', 'the A2A response JSON (a top-level "receipt" key is ignored)')
-    .addOption(
-      new Option('--trusted-jwk <file>', "pin the signing key: the receipt's embedded JWK must match it").conflicts(
-        'jwksUrl',
-      ),
-    )
+    .addOption(new Option('--trusted-jwk <file>', "pin the signing key: the receipt's embedded JWK must match it").conflicts('jwksUrl'))
     .option('--jwks-url <url>', "pin the key whose kid is the receipt's kid in the JWKS at this URL")
     .action(verifyAction)
 }

@@ -61,8 +61,14 @@ export function registerDb(program: Command, cli: CliContext): void {
       withConnection(cli, async (connection) => {
         const status = await migrationStatus(connection)
         const pending = status.filter((m) => m.executedAt === null).length
-        if (wantsJson(cmd)) printJson({ engine: connection.engine, pending, migrations: status.map((m) => ({ name: m.name, executed_at: m.executedAt?.toISOString() ?? null })) })
-        else printLines(`engine: ${connection.engine}`, ...status.map((m) => `${m.executedAt ? 'applied' : 'pending'}  ${m.name}`), pending === 0 ? '✓ up to date' : `${pending} pending`)
+        if (wantsJson(cmd))
+          printJson({ engine: connection.engine, pending, migrations: status.map((m) => ({ name: m.name, executed_at: m.executedAt?.toISOString() ?? null })) })
+        else
+          printLines(
+            `engine: ${connection.engine}`,
+            ...status.map((m) => `${m.executedAt ? 'applied' : 'pending'}  ${m.name}`),
+            pending === 0 ? '✓ up to date' : `${pending} pending`,
+          )
         if (pending > 0) fail(EXIT_PENDING)
       }),
     )

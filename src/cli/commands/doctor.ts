@@ -36,7 +36,8 @@ function privatePath(name: string, path: string, kind: 'file' | 'directory', wan
   if (kind === 'directory' ? !info.isDirectory() : !info.isFile()) return problem(name, `${path} is not a ${kind}`, `move it aside; ${missingFix}`)
   const uid = process.getuid?.()
   if (uid !== undefined && info.uid !== uid) return problem(name, `${path} is owned by uid ${info.uid}, not by this user (uid ${uid})`, `chown ${uid} ${path}`)
-  if ((info.mode & 0o077) !== 0) return problem(name, `${path} has mode ${octal(info.mode)}; expected ${octal(wanted)}`, `chmod ${(wanted & 0o777).toString(8)} ${path}`)
+  if ((info.mode & 0o077) !== 0)
+    return problem(name, `${path} has mode ${octal(info.mode)}; expected ${octal(wanted)}`, `chmod ${(wanted & 0o777).toString(8)} ${path}`)
   return pass(name, `${path} (${octal(info.mode)})`)
 }
 
@@ -53,7 +54,11 @@ function keyChecks(config: Config): DoctorCheck[] {
       try {
         privateKeyFromPem(readFileSync(path, 'utf8'))
       } catch (error) {
-        return problem(`${key} key`, `${path} is not an Ed25519 private key: ${(error as Error).message}`, `restore it from a backup, or make a new one: bernstein-a2a keys rotate --key ${key}`)
+        return problem(
+          `${key} key`,
+          `${path} is not an Ed25519 private key: ${(error as Error).message}`,
+          `restore it from a backup, or make a new one: bernstein-a2a keys rotate --key ${key}`,
+        )
       }
       return file
     }),
@@ -66,7 +71,8 @@ function auditKeyCheck(config: Config): DoctorCheck {
   if (!file.ok) return file
   try {
     const key = readAuditKey(path).toString('ascii')
-    if (!/^[0-9a-f]{64}$/i.test(key)) return problem('audit key', `${path} is not 64 hex characters`, 'restore it from a backup: without it the tracker-audit chain cannot be verified')
+    if (!/^[0-9a-f]{64}$/i.test(key))
+      return problem('audit key', `${path} is not 64 hex characters`, 'restore it from a backup: without it the tracker-audit chain cannot be verified')
   } catch (error) {
     return problem('audit key', (error as Error).message, `chmod 600 ${path}`)
   }
@@ -74,9 +80,20 @@ function auditKeyCheck(config: Config): DoctorCheck {
 }
 
 function operatorTokenCheck(config: Config): DoctorCheck {
-  if (config.authDisabled) return problem('operator token', 'authentication is disabled (BERNSTEIN_AUTH_DISABLED): every request passes as the operator', 'unset BERNSTEIN_AUTH_DISABLED')
+  if (config.authDisabled)
+    return problem(
+      'operator token',
+      'authentication is disabled (BERNSTEIN_AUTH_DISABLED): every request passes as the operator',
+      'unset BERNSTEIN_AUTH_DISABLED',
+    )
   if (config.authToken !== null) return pass('operator token', 'from BERNSTEIN_AUTH_TOKEN')
-  return privatePath('operator token', join(config.dataDir, 'auth.token'), 'file', 0o600, 'start the server once (it generates the token), or set BERNSTEIN_AUTH_TOKEN')
+  return privatePath(
+    'operator token',
+    join(config.dataDir, 'auth.token'),
+    'file',
+    0o600,
+    'start the server once (it generates the token), or set BERNSTEIN_AUTH_TOKEN',
+  )
 }
 
 async function databaseChecks(config: Config): Promise<DoctorCheck[]> {
@@ -85,13 +102,22 @@ async function databaseChecks(config: Config): Promise<DoctorCheck[]> {
   if (config.databaseUrl === null && !existsSync(join(config.dataDir, SQLITE_FILE))) {
     return [problem('database', `${where} does not exist yet`, 'start the server once, or run: bernstein-a2a db migrate')]
   }
-  const connection = connect({ url: config.databaseUrl, dataDir: config.dataDir, sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: 3_000, poolSize: 1 })
+  const connection = connect({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    sqliteSynchronous: config.sqliteSynchronous,
+    connectTimeoutMs: 3_000,
+    poolSize: 1,
+  })
   try {
     let status: { name: string; executedAt: Date | null }[]
     try {
       status = await migrationStatus(connection)
     } catch (error) {
-      const fix = config.databaseUrl === null ? `check that ${join(config.dataDir, SQLITE_FILE)} is a readable SQLite database` : 'check DATABASE_URL and that PostgreSQL is running and accepts this user'
+      const fix =
+        config.databaseUrl === null
+          ? `check that ${join(config.dataDir, SQLITE_FILE)} is a readable SQLite database`
+          : 'check DATABASE_URL and that PostgreSQL is running and accepts this user'
       return [problem('database', `${where} is not reachable: ${(error as Error).message}`, fix)]
     }
     const pending = status.filter((m) => m.executedAt === null).map((m) => m.name)

@@ -142,7 +142,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
     })
   federation
     .command('message')
-    .description("send a message into a task at a peer; recorded here as outbound once the peer accepts it")
+    .description('send a message into a task at a peer; recorded here as outbound once the peer accepts it')
     .requiredOption('--peer <url>', "the peer's base URL")
     .option('--peer-token <token>', PEER_TOKEN_HELP)
     .requiredOption(
@@ -153,21 +153,30 @@ export function registerFederation(program: Command, cli: CliContext): void {
     .requiredOption('--recipient <name>', 'who it is for')
     .requiredOption('--content <text>', 'the message')
     .option('--tenant <tenant>', 'tenant to record the message under', 'default')
-    .action(async (opts: { peer: string; peerToken?: string; taskId: string; sender: string; recipient: string; content: string; tenant: string }, cmd: Command) => {
-      const message = await cli.withNode(({ services, config }) =>
-        services.delegation.sendMessage({
-          tenantId: opts.tenant,
-          peerUrl: opts.peer,
-          peerToken: peerTokenResolver(config, opts.peerToken ?? null)(opts.peer),
-          sender: opts.sender,
-          recipient: opts.recipient,
-          content: opts.content,
-          taskId: opts.taskId,
-        }),
-      )
-      if (wantsJson(cmd)) return printJson({ id: message.id, direction: message.direction, delivered: message.delivered, external_endpoint: message.externalEndpoint, task_id: message.taskId })
-      printLines(`✓ message ${message.id} delivered to ${message.externalEndpoint}`)
-    })
+    .action(
+      async (opts: { peer: string; peerToken?: string; taskId: string; sender: string; recipient: string; content: string; tenant: string }, cmd: Command) => {
+        const message = await cli.withNode(({ services, config }) =>
+          services.delegation.sendMessage({
+            tenantId: opts.tenant,
+            peerUrl: opts.peer,
+            peerToken: peerTokenResolver(config, opts.peerToken ?? null)(opts.peer),
+            sender: opts.sender,
+            recipient: opts.recipient,
+            content: opts.content,
+            taskId: opts.taskId,
+          }),
+        )
+        if (wantsJson(cmd))
+          return printJson({
+            id: message.id,
+            direction: message.direction,
+            delivered: message.delivered,
+            external_endpoint: message.externalEndpoint,
+            task_id: message.taskId,
+          })
+        printLines(`✓ message ${message.id} delivered to ${message.externalEndpoint}`)
+      },
+    )
   federation
     .command('sync')
     .description(

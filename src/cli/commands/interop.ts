@@ -188,12 +188,13 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   const trusted = opts.trustedFingerprint ?? []
   // Fails closed: a card vouches for whoever holds its key, so without a pin it proves nothing about the issuer.
   if (trusted.length === 0 && opts.trustOnFirstUse !== true) {
-    failures.push(`no trusted fingerprint: pin the issuer's key with --trusted-fingerprint, or accept this card's own key (${fingerprint ?? 'unreadable'}) with --trust-on-first-use`)
+    failures.push(
+      `no trusted fingerprint: pin the issuer's key with --trusted-fingerprint, or accept this card's own key (${fingerprint ?? 'unreadable'}) with --trust-on-first-use`,
+    )
   } else if (trusted.length > 0 && (fingerprint === null || !trusted.includes(fingerprint))) {
     failures.push(`key fingerprint ${fingerprint ?? '(unreadable key)'} is not in the trusted-issuer set`)
   }
-  const policyRequested =
-    opts.requireCostCapUsd !== undefined || opts.requireRedactionTier !== undefined || opts.requireSandboxProfile !== undefined
+  const policyRequested = opts.requireCostCapUsd !== undefined || opts.requireRedactionTier !== undefined || opts.requireSandboxProfile !== undefined
   if (policyRequested) {
     const gate = policiesMeetRequirements(signed.card.policies, {
       maxCostCapUsd: opts.requireCostCapUsd ?? OPEN_REQUIREMENTS.maxCostCapUsd,
@@ -211,7 +212,15 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   const pinned = trusted.length > 0
   const warning = pinned ? null : 'the key is not pinned (trust-on-first-use): pin this fingerprint with --trusted-fingerprint from now on'
   if (json) {
-    return printJson({ ok: true, issuer: card.issuer, kid: card.kid, fingerprint, expires_at: card.expires_at, key_pinned: pinned, ...(warning !== null && { warning }) })
+    return printJson({
+      ok: true,
+      issuer: card.issuer,
+      kid: card.kid,
+      fingerprint,
+      expires_at: card.expires_at,
+      key_pinned: pinned,
+      ...(warning !== null && { warning }),
+    })
   }
   printLines(
     `✓ Capability card ${opts.card} is valid`,

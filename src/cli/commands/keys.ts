@@ -13,7 +13,7 @@ const ALL: readonly KeyName[] = ['agent-card', 'receipt', 'capability-card']
 /** What each key signs, and where a peer or a verifier uses its fingerprint. */
 const PINNED_BY: Readonly<Record<KeyName, string>> = {
   'capability-card':
-    "the capability card: peers pin this fingerprint (`delegate --trusted-fingerprint`, BERNSTEIN_TRUSTED_PEER_FINGERPRINTS, `interop a2a verify --trusted-fingerprint`)",
+    'the capability card: peers pin this fingerprint (`delegate --trusted-fingerprint`, BERNSTEIN_TRUSTED_PEER_FINGERPRINTS, `interop a2a verify --trusted-fingerprint`)',
   'agent-card': 'the v1.0 agent card (`interop a2a conformance --trusted-fingerprint`); published in the JWKS under its kid',
   receipt: 'A2A receipts (`a2a verify --jwks-url <node>/.well-known/agent.json/keys` picks it by kid, `--trusted-jwk` pins it)',
 }
@@ -27,7 +27,8 @@ async function describeKeys(dataDir: string) {
     if (key === undefined) {
       throw new CliFailure(`no ${name} key at ${keyFilePath(dataDir, name)}: start the server once (it creates the keys), or run: bernstein-a2a keys rotate`)
     }
-    const kid = name === 'agent-card' ? derivedKid(AGENT_CARD_KID_PREFIX, key.publicKey) : name === 'receipt' ? derivedKid(RECEIPT_KID_PREFIX, key.publicKey) : null
+    const kid =
+      name === 'agent-card' ? derivedKid(AGENT_CARD_KID_PREFIX, key.publicKey) : name === 'receipt' ? derivedKid(RECEIPT_KID_PREFIX, key.publicKey) : null
     const jwk = name === 'receipt' && kid !== null ? jwksEntry(key.publicKey, kid) : null
     described.push({
       key: name,

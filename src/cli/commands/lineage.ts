@@ -17,14 +17,7 @@ import {
   wrapLineageChain,
 } from '../../lineage/envelope.js'
 import type { LineageEnvelopeParseOptions } from '../../lineage/envelope.js'
-import {
-  AuditKeyError,
-  chainVerificationBody,
-  parseTrackerLine,
-  readAuditKey,
-  readByteLines,
-  verifyTrackerAuditFile,
-} from '../../lineage/tracker-audit.js'
+import { AuditKeyError, chainVerificationBody, parseTrackerLine, readAuditKey, readByteLines, verifyTrackerAuditFile } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
 import { LineageService } from '../../lineage/lineage.service.js'
 import { type Result, ok } from '../../result.js'
@@ -32,7 +25,6 @@ import { decodeUtf8Strict } from '../../text/utf8.js'
 import type { CliContext } from '../context.js'
 import { CliFailure, EXIT_UNUSABLE, fileErrorText } from '../failure.js'
 import { fail, printJson, printLines, wantsJson } from '../output.js'
-
 
 /**
  * A file named on the command line must exist: Bernstein's verifier reads a missing log as an empty, valid one,
@@ -217,10 +209,7 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
     `  chain_digest: ${envelope.chain_digest}`,
     `  payload: ${payloadSha256}`,
     `  entries: ${envelope.entries.length}`,
-    ...envelope.entries.map(
-      (entry, index) =>
-        `    ${index + 1}. ${entry.tracker_name} ${entry.ticket_id} ${entry.action} ${entry.entry_hash.slice(0, 23)}…`,
-    ),
+    ...envelope.entries.map((entry, index) => `    ${index + 1}. ${entry.tracker_name} ${entry.ticket_id} ${entry.action} ${entry.entry_hash.slice(0, 23)}…`),
   )
 }
 
@@ -297,7 +286,7 @@ export function registerLineage(program: Command, cli: CliContext): void {
     .command('inspect')
     .description('parse and check an envelope payload, or an A2A message carrying one')
     .requiredOption('--file <path>', 'envelope payload or A2A message (JSON)')
-    .option('--check-links', 'require carried entries to chain to each other (one ticket\'s entries may skip other tickets\')')
+    .option('--check-links', "require carried entries to chain to each other (one ticket's entries may skip other tickets')")
     .option('--require-genesis', 'require the first carried entry to start at the genesis hash')
     .option('--check-entry-hashes', 'require every carried entry_hash to recompute')
     .option('--expected-issuer <issuer>', 'require source_issuer to equal this (verified) issuer')

@@ -69,7 +69,12 @@ export function registerToken(program: Command, cli: CliContext): void {
       }))
       if (wantsJson(cmd)) return printJson(rows)
       if (rows.length === 0) return printLines('no tokens')
-      printLines(...rows.map((r) => `${r.id}  ${r.role.padEnd(8)}  ${(r.tenant ?? 'any').padEnd(12)}  ${r.state.padEnd(7)}  expires ${iso(r.expires_at)}${r.label ? `  ${r.label}` : ''}`))
+      printLines(
+        ...rows.map(
+          (r) =>
+            `${r.id}  ${r.role.padEnd(8)}  ${(r.tenant ?? 'any').padEnd(12)}  ${r.state.padEnd(7)}  expires ${iso(r.expires_at)}${r.label ? `  ${r.label}` : ''}`,
+        ),
+      )
     })
 
   token

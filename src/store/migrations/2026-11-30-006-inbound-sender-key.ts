@@ -40,7 +40,10 @@ export function inboundSenderKey(engine: Engine) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       if (engine === 'postgres') {
-        await db.schema.alterTable('federated_inbound').addColumn('sender_key', 'varchar(200)', (c) => c.notNull().defaultTo('')).execute()
+        await db.schema
+          .alterTable('federated_inbound')
+          .addColumn('sender_key', 'varchar(200)', (c) => c.notNull().defaultTo(''))
+          .execute()
         await db.schema.alterTable('federated_inbound').dropConstraint(OLD_UNIQUE).execute()
         await db.schema.alterTable('federated_inbound').addUniqueConstraint(NEW_UNIQUE, ['tenant_id', 'peer_name', 'sender_key', 'remote_task_id']).execute()
         return
@@ -56,7 +59,9 @@ export function inboundSenderKey(engine: Engine) {
      */
     async down(db: Kysely<unknown>): Promise<void> {
       if (engine === 'postgres') {
-        await sql`delete from federated_inbound f where exists (select 1 from federated_inbound g where g.tenant_id = f.tenant_id and g.peer_name = f.peer_name and g.remote_task_id = f.remote_task_id and (g.created_at, g.id) < (f.created_at, f.id))`.execute(db)
+        await sql`delete from federated_inbound f where exists (select 1 from federated_inbound g where g.tenant_id = f.tenant_id and g.peer_name = f.peer_name and g.remote_task_id = f.remote_task_id and (g.created_at, g.id) < (f.created_at, f.id))`.execute(
+          db,
+        )
         await db.schema.alterTable('federated_inbound').dropConstraint(NEW_UNIQUE).execute()
         await db.schema.alterTable('federated_inbound').addUniqueConstraint(OLD_UNIQUE, ['tenant_id', 'peer_name', 'remote_task_id']).execute()
         await db.schema.alterTable('federated_inbound').dropColumn('sender_key').execute()
@@ -64,7 +69,9 @@ export function inboundSenderKey(engine: Engine) {
       }
       await createInbound(db, REBUILT, false).execute()
       // `where true` keeps SQLite from reading `on conflict` as part of the select (its documented ambiguity).
-      await sql`insert into ${sql.table(REBUILT)} (${COLUMNS}) select ${COLUMNS} from federated_inbound where true order by created_at, id on conflict do nothing`.execute(db)
+      await sql`insert into ${sql.table(REBUILT)} (${COLUMNS}) select ${COLUMNS} from federated_inbound where true order by created_at, id on conflict do nothing`.execute(
+        db,
+      )
       await db.schema.dropTable('federated_inbound').execute()
       await db.schema.alterTable(REBUILT).renameTo('federated_inbound').execute()
     },

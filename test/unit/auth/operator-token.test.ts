@@ -9,7 +9,16 @@ describe('secretMatcher', () => {
 
   it('accepts the secret and nothing else: prefixes, extensions, one changed character, other lengths', () => {
     expect(isSecret(SECRET)).toBe(true)
-    for (const other of ['', SECRET.slice(0, -1), SECRET + 'x', 'x' + SECRET.slice(1), SECRET.slice(0, -1) + 'g', SECRET.toUpperCase(), ` ${SECRET}`, `${SECRET}\n`]) {
+    for (const other of [
+      '',
+      SECRET.slice(0, -1),
+      SECRET + 'x',
+      'x' + SECRET.slice(1),
+      SECRET.slice(0, -1) + 'g',
+      SECRET.toUpperCase(),
+      ` ${SECRET}`,
+      `${SECRET}\n`,
+    ]) {
       expect(isSecret(other), JSON.stringify(other)).toBe(false)
     }
   })

@@ -25,7 +25,12 @@ describe('bench baselines: reset between runs', () => {
   })
 
   it('bare Express forgets its tasks and keeps answering sends', async () => {
-    const send = () => fetch(`${express.url}/a2a/tasks/send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sender: 's', message: 'm' }) })
+    const send = () =>
+      fetch(`${express.url}/a2a/tasks/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sender: 's', message: 'm' }),
+      })
     const created = (await (await send()).json()) as { id: string }
     expect((await fetch(`${express.url}/a2a/tasks/${created.id}`)).status).toBe(200)
     await resetBaseline(express)

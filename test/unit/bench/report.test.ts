@@ -9,9 +9,26 @@ function subject(label: string, rps: number, extra: Partial<SubjectSummary> = {}
   return { label, system, rps, p50: 1, p99: 10, peakRssMb: 150, readyMs: 100, cpuUsPerOp: 1_000_000 / rps, rounds: [], ...extra }
 }
 
-function cases(values: { send: number; sendSdk: number; sendExpress: number; get: number; getExpress: number; p99Small: number; p99Large: number; rss: number }): CaseSummary[] {
+function cases(values: {
+  send: number
+  sendSdk: number
+  sendExpress: number
+  get: number
+  getExpress: number
+  p99Small: number
+  p99Large: number
+  rss: number
+}): CaseSummary[] {
   return [
-    { name: 'send', title: 'send', subjects: [subject('bernstein-a2a sqlite', values.send, { peakRssMb: values.rss }), subject('a2a-sdk SendMessage', values.sendSdk), subject('express', values.sendExpress)] },
+    {
+      name: 'send',
+      title: 'send',
+      subjects: [
+        subject('bernstein-a2a sqlite', values.send, { peakRssMb: values.rss }),
+        subject('a2a-sdk SendMessage', values.sendSdk),
+        subject('express', values.sendExpress),
+      ],
+    },
     { name: 'get', title: 'get', subjects: [subject('bernstein-a2a sqlite', values.get), subject('express', values.getExpress)] },
     { name: 'scale', title: 'scale', subjects: [subject('1e+3 tasks', 1000, { p99: values.p99Small }), subject('1e+6 tasks', 1000, { p99: values.p99Large })] },
   ]
@@ -22,7 +39,14 @@ const micro = (card: number, chain: number): MicroResult[] => [
   { name: 'tracker-audit chain verification', subjectOps: chain * 1000, baselineOps: 1000, ratio: chain, iterations: 1, rounds: 1 },
 ]
 
-const startup = (medianMs: number, referenceMedianMs = 50): Startup => ({ readyMs: [medianMs], medianMs, cpuMs: [medianMs], medianCpuMs: medianMs, referenceMs: [referenceMedianMs], referenceMedianMs })
+const startup = (medianMs: number, referenceMedianMs = 50): Startup => ({
+  readyMs: [medianMs],
+  medianMs,
+  cpuMs: [medianMs],
+  medianCpuMs: medianMs,
+  referenceMs: [referenceMedianMs],
+  referenceMedianMs,
+})
 
 /** A report of the given results, with a fixed machine and no cases unless given. */
 const reportOf = (result: ReturnType<typeof ratiosAndTargets>, parts: Pick<Report, 'startup'> & Partial<Report>): Report => ({
@@ -45,9 +69,21 @@ function judgeFullRun(measured: Parameters<typeof cases>[0] & { card: number; ch
   return ratiosAndTargets(cases(measured), micro(measured.card, measured.chain), startup(measured.readyMs), [1e3, 1e6])
 }
 
-describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lines)', () => {
+describe("bench report: ratios and targets (the issue's goals, as PASS/MISS lines)", () => {
   it('passes every target exactly at its boundary', () => {
-    const result = judgeFullRun({ send: 1000, sendSdk: 1000, sendExpress: 2500, get: 600, getExpress: 1000, p99Small: 10, p99Large: 13, rss: 199.9, card: 0.8, chain: 0.5, readyMs: 999 })
+    const result = judgeFullRun({
+      send: 1000,
+      sendSdk: 1000,
+      sendExpress: 2500,
+      get: 600,
+      getExpress: 1000,
+      p99Small: 10,
+      p99Large: 13,
+      rss: 199.9,
+      card: 0.8,
+      chain: 0.5,
+      readyMs: 999,
+    })
     expect(result.targets.map((t) => t.name)).toEqual([
       'send ≥ 1.0× the SDK SendMessage',
       'send ≥ 40 % of bare express',
@@ -62,7 +98,19 @@ describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lin
   })
 
   it('misses every target just past its boundary', () => {
-    const result = judgeFullRun({ send: 990, sendSdk: 1000, sendExpress: 2500, get: 590, getExpress: 1000, p99Small: 10, p99Large: 13.1, rss: 200, card: 0.79, chain: 0.49, readyMs: 1000 })
+    const result = judgeFullRun({
+      send: 990,
+      sendSdk: 1000,
+      sendExpress: 2500,
+      get: 590,
+      getExpress: 1000,
+      p99Small: 10,
+      p99Large: 13.1,
+      rss: 200,
+      card: 0.79,
+      chain: 0.49,
+      readyMs: 1000,
+    })
     expect(verdicts(result)).toEqual([false, false, false, false, false, false, false, false])
     expect(result.targets[1]?.measured).toBe('40 %')
   })
@@ -71,22 +119,42 @@ describe('bench report: ratios and targets (the issue\'s goals, as PASS/MISS lin
     const result = ratiosAndTargets([], [], startup(500, 80), [])
     expect(result.ratios).toEqual([expect.objectContaining({ name: 'ready ÷ bare node:http ready', value: 6.25 })])
     expect(result.targets.find((t) => t.name.startsWith('ready'))?.measured).toBe('500 ms wall, 500 ms of its own CPU')
-    expect(markdown(reportOf(result, { startup: startup(500, 80) }))).toContain('A bare node:http server, started and polled the same way in the same run: median 80 ms (80 ms).')
+    expect(markdown(reportOf(result, { startup: startup(500, 80) }))).toContain(
+      'A bare node:http server, started and polled the same way in the same run: median 80 ms (80 ms).',
+    )
   })
 
   it('skips what the run did not measure instead of calling it missed', () => {
-    const result = ratiosAndTargets([], [], { readyMs: [], medianMs: Number.NaN, cpuMs: [], medianCpuMs: Number.NaN, referenceMs: [], referenceMedianMs: Number.NaN }, [])
+    const result = ratiosAndTargets(
+      [],
+      [],
+      { readyMs: [], medianMs: Number.NaN, cpuMs: [], medianCpuMs: Number.NaN, referenceMs: [], referenceMedianMs: Number.NaN },
+      [],
+    )
     expect(result.ratios).toEqual([])
     expect(verdicts(result)).toEqual([null, null, null, null, null])
   })
 })
 
 describe('bench report: ratios pair the interleaved rounds', () => {
-  const round = (rps: number, p99 = 10) => ({ rps, p50: 1, p99, total: rps * 10, durationS: 10, non2xx: 0, errors: 0, timeouts: 0, cpuUsPerOp: 1_000_000 / rps })
+  const round = (rps: number, p99 = 10) => ({
+    rps,
+    p50: 1,
+    p99,
+    total: rps * 10,
+    durationS: 10,
+    non2xx: 0,
+    errors: 0,
+    timeouts: 0,
+    cpuUsPerOp: 1_000_000 / rps,
+  })
   const withRounds = (label: string, values: readonly number[]): SubjectSummary => {
     const rounds = values.map((v) => round(v))
     const sorted = [...values].sort((a, b) => a - b)
-    return subject(label, sorted[Math.floor(sorted.length / 2)] as number, { rounds, cpuUsPerOp: 1_000_000 / (sorted[Math.floor(sorted.length / 2)] as number) })
+    return subject(label, sorted[Math.floor(sorted.length / 2)] as number, {
+      rounds,
+      cpuUsPerOp: 1_000_000 / (sorted[Math.floor(sorted.length / 2)] as number),
+    })
   }
 
   it('takes the median of per-round ratios, not the ratio of the medians', () => {
@@ -122,15 +190,24 @@ describe('bench report: ratios pair the interleaved rounds', () => {
 })
 
 describe('bench report: micro-benchmarks are judged by their paired ratio', () => {
-  it('uses the median of the rounds\' ratios, not the ratio of the medians', () => {
+  it("uses the median of the rounds' ratios, not the ratio of the medians", () => {
     // Medians 7227 and 5610 (the raw side hit by a slow spell) would say 129 %; each round's own ratio said 85 %.
     const card: MicroResult = { name: 'capability-card verification', subjectOps: 7227, baselineOps: 5610, ratio: 0.85, iterations: 10_000, rounds: 7 }
-    const chain: MicroResult = { name: 'tracker-audit chain verification', subjectOps: 40_000, baselineOps: 100_000, ratio: 0.49, iterations: 100_000, rounds: 3 }
+    const chain: MicroResult = {
+      name: 'tracker-audit chain verification',
+      subjectOps: 40_000,
+      baselineOps: 100_000,
+      ratio: 0.49,
+      iterations: 100_000,
+      rounds: 3,
+    }
     const result = ratiosAndTargets([], [card, chain], startup(500), [])
     expect(result.ratios.find((r) => r.name === 'capability-card verification ÷ raw')?.value).toBe(0.85)
     expect(result.targets.find((t) => t.name.startsWith('capability-card'))).toMatchObject({ pass: true, measured: '85 %' })
     expect(result.targets.find((t) => t.name.startsWith('tracker-audit'))).toMatchObject({ pass: false, measured: '49 %' })
-    expect(markdown(reportOf(result, { startup: startup(500), micro: [card, chain] }))).toContain('| capability-card verification (10000 × 7 rounds) | 7227 | 5610 | 85 % |')
+    expect(markdown(reportOf(result, { startup: startup(500), micro: [card, chain] }))).toContain(
+      '| capability-card verification (10000 × 7 rounds) | 7227 | 5610 | 85 % |',
+    )
   })
 })
 

@@ -86,9 +86,11 @@ describe('parsePythonJson nesting limit', () => {
   })
 
   it('jsonNestingOverflow agrees with the depth of any JSON text, strings full of quotes, backslashes and brackets included', () => {
-    const depthOf = (value: unknown): number =>
-      typeof value === 'object' && value !== null ? 1 + Math.max(0, ...Object.values(value).map(depthOf)) : 0
-    const text = fc.oneof(fc.json({ maxDepth: 6 }), fc.array(fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a') })).map((a) => JSON.stringify(a)))
+    const depthOf = (value: unknown): number => (typeof value === 'object' && value !== null ? 1 + Math.max(0, ...Object.values(value).map(depthOf)) : 0)
+    const text = fc.oneof(
+      fc.json({ maxDepth: 6 }),
+      fc.array(fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a') })).map((a) => JSON.stringify(a)),
+    )
     fc.assert(
       fc.property(text, (t) => {
         const depth = depthOf(JSON.parse(t))

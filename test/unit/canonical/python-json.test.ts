@@ -157,15 +157,11 @@ describe('dumpsPython / pythonCanonical', () => {
     const value = { b: [1, new PyFloat(2)], a: { c: null, d: true } }
     expect(dumpsPython(value)).toBe('{"b": [1, 2.0], "a": {"c": null, "d": true}}')
     expect(dumpsPython(value, { sortKeys: true })).toBe('{"a": {"c": null, "d": true}, "b": [1, 2.0]}')
-    expect(dumpsPython({ a: [1, { b: [] }], c: {} }, { indent: 2 })).toBe(
-      '{\n  "a": [\n    1,\n    {\n      "b": []\n    }\n  ],\n  "c": {}\n}',
-    )
+    expect(dumpsPython({ a: [1, { b: [] }], c: {} }, { indent: 2 })).toBe('{\n  "a": [\n    1,\n    {\n      "b": []\n    }\n  ],\n  "c": {}\n}')
   })
 
   it('prints integral numbers as ints, other numbers and PyFloat as floats, bigint as int', () => {
-    expect(pythonCanonical([1, 1.5, new PyFloat(1), 2n ** 64n, 2 ** 40, -0])).toBe(
-      '[1,1.5,1.0,18446744073709551616,1099511627776,0]',
-    )
+    expect(pythonCanonical([1, 1.5, new PyFloat(1), 2n ** 64n, 2 ** 40, -0])).toBe('[1,1.5,1.0,18446744073709551616,1099511627776,0]')
   })
 
   it('encodes canonical bytes as UTF-8 and refuses lone surrogates as Python does', () => {
@@ -202,9 +198,7 @@ describe('toPyValue / fromPyValue / pythonRepr', () => {
   it("prints Python's repr for messages", () => {
     expect(pythonRepr('delete')).toBe("'delete'")
     expect(pythonRepr("it's")).toBe('"it\'s"')
-    expect(pythonRepr({ kty: 'RSA', n: [1, new PyFloat(2)], x: null, t: true })).toBe(
-      "{'kty': 'RSA', 'n': [1, 2.0], 'x': None, 't': True}",
-    )
+    expect(pythonRepr({ kty: 'RSA', n: [1, new PyFloat(2)], x: null, t: true })).toBe("{'kty': 'RSA', 'n': [1, 2.0], 'x': None, 't': True}")
     expect(pythonRepr('a\u0085\u2028\n😀')).toBe("'a\\x85\\u2028\\n😀'")
   })
 })

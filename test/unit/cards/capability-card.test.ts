@@ -138,7 +138,10 @@ describe('capability card body', () => {
 describe('capability card signing bytes, written directly', () => {
   // Numbers in every notation JCS formats (-0, 1e21, 5e-324...).
   // Any UTF-16 code unit (so lone surrogates too, which fast-check's string units never produce), plus pairs.
-  const codeUnit = fc.oneof(fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), fc.constantFrom('\u00e9', '\u{1F600}', '"', '\\', '\u2028'))
+  const codeUnit = fc.oneof(
+    fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    fc.constantFrom('\u00e9', '\u{1F600}', '"', '\\', '\u2028'),
+  )
   const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: codeUnit, maxLength: 12 }))
   const number = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.constantFrom(0, -0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308))
   const body = fc.record({

@@ -14,9 +14,7 @@ describe('checkCardConformance', () => {
   })
 
   it('the expired file at NOW fails only expiry, with Bernstein’s texts', async () => {
-    expect(await checkCardConformance(raw('card_a.expired.json'), NOW)).toEqual(
-      meta.tamper_expiry_consume.card_a_expired_file.check_card_conformance_at_NOW,
-    )
+    expect(await checkCardConformance(raw('card_a.expired.json'), NOW)).toEqual(meta.tamper_expiry_consume.card_a_expired_file.check_card_conformance_at_NOW)
   })
 
   it('the tampered file fails only the signature check', async () => {

@@ -78,7 +78,9 @@ describe('card file', () => {
     expect(astral.length).toBeGreaterThan(MAX_CARD_FILE_CHARS)
     expect(() => decodeCardFile(astral)).toThrow(CapabilityCardInvalid)
     expect(() => decodeCardFile(astral)).not.toThrow('larger than')
-    expect(() => decodeCardFile(`"${'\u{1F600}'.repeat(MAX_CARD_FILE_CHARS)}"`)).toThrow(`capability card file is larger than ${MAX_CARD_FILE_CHARS} characters`)
+    expect(() => decodeCardFile(`"${'\u{1F600}'.repeat(MAX_CARD_FILE_CHARS)}"`)).toThrow(
+      `capability card file is larger than ${MAX_CARD_FILE_CHARS} characters`,
+    )
   })
 
   it('decodes JSON that is not a card without judging it', () => {

@@ -18,11 +18,9 @@ async function runEverything(text: string): Promise<boolean> {
     const signed = parseCardFile(text)
     const result = await verifyCapabilityCard(signed, { now: NOW })
     verified = result.ok
-    await consumePeerCard(signed, { trustedIssuerFingerprints: [CARD_A_FINGERPRINT], requirements: OPEN_REQUIREMENTS, now: NOW }).catch(
-      (error: unknown) => {
-        if (!(error instanceof PeerCardRejected)) throw error
-      },
-    )
+    await consumePeerCard(signed, { trustedIssuerFingerprints: [CARD_A_FINGERPRINT], requirements: OPEN_REQUIREMENTS, now: NOW }).catch((error: unknown) => {
+      if (!(error instanceof PeerCardRejected)) throw error
+    })
   } catch (error) {
     if (!(error instanceof CapabilityCardInvalid)) throw error
   }

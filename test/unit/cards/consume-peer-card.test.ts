@@ -21,8 +21,7 @@ async function outcome(signed: SignedCapabilityCard, options: ConsumePeerCardOpt
   }
 }
 
-const pick = (o: ConsumeOutcome): ConsumeOutcome =>
-  o.accepted ? { accepted: true } : { accepted: false, reason: o.reason, detail: o.detail, str: o.str }
+const pick = (o: ConsumeOutcome): ConsumeOutcome => (o.accepted ? { accepted: true } : { accepted: false, reason: o.reason, detail: o.detail, str: o.str })
 
 describe('consumePeerCard (card_a.meta.json)', () => {
   const trusted = { trustedIssuerFingerprints: [CARD_A_FINGERPRINT], requirements: open, now: NOW }
@@ -40,15 +39,11 @@ describe('consumePeerCard (card_a.meta.json)', () => {
   })
 
   it('rejects card a when its key is not trusted', async () => {
-    expect(await outcome(card('card_a.signed.json'), { ...trusted, trustedIssuerFingerprints: [] })).toEqual(
-      pick(t.card_a.consume_original_untrusted_at_NOW),
-    )
+    expect(await outcome(card('card_a.signed.json'), { ...trusted, trustedIssuerFingerprints: [] })).toEqual(pick(t.card_a.consume_original_untrusted_at_NOW))
   })
 
   it('rejects card a one second after expiry with reason signature', async () => {
-    expect(await outcome(card('card_a.signed.json'), { ...trusted, now: t.card_a.expired_copy.now })).toEqual(
-      pick(t.card_a.expired_copy.consume),
-    )
+    expect(await outcome(card('card_a.signed.json'), { ...trusted, now: t.card_a.expired_copy.now })).toEqual(pick(t.card_a.expired_copy.consume))
   })
 
   it('rejects the expired file at NOW with reason signature', async () => {

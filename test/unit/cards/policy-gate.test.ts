@@ -70,7 +70,9 @@ describe('policiesMeetRequirements (policy_gate.json)', () => {
   it('open requirements pass any known tiers and any cap; formats an infinite ceiling as inf', () => {
     expect(policiesMeetRequirements({ cost_cap_usd: 1e300, redaction_tier: 'none', sandbox_profile: 'none' }, OPEN_REQUIREMENTS).ok).toBe(true)
     expect(
-      failuresOf(policiesMeetRequirements({ cost_cap_usd: 50, redaction_tier: 'none', sandbox_profile: 'none' }, { ...OPEN_REQUIREMENTS, maxCostCapUsd: 49.99 })),
+      failuresOf(
+        policiesMeetRequirements({ cost_cap_usd: 50, redaction_tier: 'none', sandbox_profile: 'none' }, { ...OPEN_REQUIREMENTS, maxCostCapUsd: 49.99 }),
+      ),
     ).toEqual(['cost cap: peer advertises 50.0 USD, operator ceiling is 49.99 USD'])
   })
 

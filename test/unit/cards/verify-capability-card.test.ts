@@ -90,9 +90,7 @@ describe('verifyCapabilityCard on the Bernstein vectors', () => {
   })
 
   it('issued at 1600000000.0 with ttl 60, the card equals the expired file', async () => {
-    expect(serializeCardFile(await issueCardA({ now: 1_600_000_000, ttlSeconds: 60 }))).toBe(
-      vectorText('capability_cards', 'card_a.expired.json'),
-    )
+    expect(serializeCardFile(await issueCardA({ now: 1_600_000_000, ttlSeconds: 60 }))).toBe(vectorText('capability_cards', 'card_a.expired.json'))
   })
 })
 
@@ -138,11 +136,7 @@ describe('tamper matrix', () => {
 
   it('a header with another typ, signed by the right key, is rejected as typ', async () => {
     const card = cardA()
-    card.signature = await signDetachedJws(
-      capabilityCardSigningBytes(card.card),
-      { alg: 'EdDSA', kid: card.card.kid, typ: 'agent-card+jws' },
-      cardAKey,
-    )
+    card.signature = await signDetachedJws(capabilityCardSigningBytes(card.card), { alg: 'EdDSA', kid: card.card.kid, typ: 'agent-card+jws' }, cardAKey)
     expect(await verifyCapabilityCard(card, { now: NOW })).toMatchObject({ ok: false, code: 'typ' })
   })
 })

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  decodeDetachedJws,
-  signDetachedJws,
-  verifyDetachedJws,
-} from '../../../src/crypto/detached-jws.js'
+import { decodeDetachedJws, signDetachedJws, verifyDetachedJws } from '../../../src/crypto/detached-jws.js'
 import { privateKeyFromSeed, publicKeyFromJwk, publicKeyOf } from '../../../src/crypto/ed25519.js'
 import { vectorBytes, vectorJson } from '../../helpers/vectors.js'
 

@@ -87,16 +87,11 @@ describe('Ed25519 keys', () => {
   const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const x25519 = generateKeyPairSync('x25519')
-  const pem = (key: { export(o: object): string | Buffer }, type: string): string =>
-    key.export({ type, format: 'pem' }) as string
+  const pem = (key: { export(o: object): string | Buffer }, type: string): string => key.export({ type, format: 'pem' }) as string
 
   it.each<[string, () => unknown, string]>([
     ['garbage public PEM', () => publicKeyFromPem('not a pem'), 'malformed_key'],
-    [
-      'truncated public PEM',
-      () => publicKeyFromPem('-----BEGIN PUBLIC KEY-----\nMCowBQYDK2Vw\n-----END PUBLIC KEY-----\n'),
-      'malformed_key',
-    ],
+    ['truncated public PEM', () => publicKeyFromPem('-----BEGIN PUBLIC KEY-----\nMCowBQYDK2Vw\n-----END PUBLIC KEY-----\n'), 'malformed_key'],
     ['RSA public PEM', () => publicKeyFromPem(pem(rsa.publicKey, 'spki')), 'not_ed25519'],
     ['EC public PEM', () => publicKeyFromPem(pem(ec.publicKey, 'spki')), 'not_ed25519'],
     ['X25519 public PEM', () => publicKeyFromPem(pem(x25519.publicKey, 'spki')), 'not_ed25519'],

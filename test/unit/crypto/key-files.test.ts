@@ -116,9 +116,7 @@ describe('rotateKey / listArchivedKeys', () => {
     expect(rawPublicKey(archived!.publicKey)).toEqual(rawPublicKey(before.publicKey))
     expect(await modeOf(archived!.path)).toBe(0o600)
     expect(await modeOf(current.path)).toBe(0o600)
-    expect(await readFile(join(dataDir, 'keys', 'archive', 'agent-card', '20260102T030405Z', 'rotated_at.txt'), 'utf8')).toBe(
-      '2026-01-02T03:04:05.678Z',
-    )
+    expect(await readFile(join(dataDir, 'keys', 'archive', 'agent-card', '20260102T030405Z', 'rotated_at.txt'), 'utf8')).toBe('2026-01-02T03:04:05.678Z')
     const reloaded = await loadOrCreateKey(dataDir, 'agent-card')
     expect(rawPublicKey(reloaded.publicKey)).toEqual(rawPublicKey(current.publicKey))
   })
@@ -134,8 +132,7 @@ describe('rotateKey / listArchivedKeys', () => {
     const r1 = await rotateKey(dataDir, 'agent-card', { now: t0 })
     const r2 = await rotateKey(dataDir, 'agent-card', { now: new Date(t0.getTime() + 300) })
     expect(r2.archived?.path).toContain('20260102T030405Z-1')
-    const hex = (k: { publicKey: Parameters<typeof rawPublicKey>[0] }): string =>
-      Buffer.from(rawPublicKey(k.publicKey)).toString('hex')
+    const hex = (k: { publicKey: Parameters<typeof rawPublicKey>[0] }): string => Buffer.from(rawPublicKey(k.publicKey)).toString('hex')
 
     const soon = await listArchivedKeys(dataDir, 'agent-card', { now: new Date(t0.getTime() + 60_000) })
     expect(soon.map(hex)).toEqual([hex(r1.current), hex(first)])

@@ -4,7 +4,12 @@ import { pairHandlers } from '../../../src/http/dispatch.js'
 import { OperationIndex } from '../../../src/http/operation-index.js'
 import type { RouteDefinition } from '../../../src/http/route.js'
 
-const operation = (operationId: string) => ({ operationId, 'x-permission': 'any', 'x-rate-limit-bucket': 'default_read', responses: { '200': { description: 'ok' } } })
+const operation = (operationId: string) => ({
+  operationId,
+  'x-permission': 'any',
+  'x-rate-limit-bucket': 'default_read',
+  responses: { '200': { description: 'ok' } },
+})
 const index = new OperationIndex({
   openapi: '3.2.0',
   security: [{ bearer: [] }],
@@ -16,7 +21,12 @@ const index = new OperationIndex({
 } as OpenApiDocument)
 
 /** A handler as the handler files declare one (`route()`), for operations of the small document above. */
-const handler = (operationId: string, method: 'get' | 'post', path: string): RouteDefinition => ({ operationId: operationId as never, method, path, handle: async () => ({ status: 200 }) })
+const handler = (operationId: string, method: 'get' | 'post', path: string): RouteDefinition => ({
+  operationId: operationId as never,
+  method,
+  path,
+  handle: async () => ({ status: 200 }),
+})
 const complete = [handler('listThings', 'get', '/things'), handler('getThing', 'get', '/things/{id}')]
 
 describe('pairing handlers with the operations of the contract', () => {
@@ -28,9 +38,24 @@ describe('pairing handlers with the operations of the contract', () => {
 
   it.each([
     ['an operation without a handler', { given: [complete[0]!], want: /getThing \(GET \/things\/\{id\}\) has no handler/ }],
-    ['a handler naming no operation of the contract', { given: [...complete, handler('deleteThing', 'post', '/things/{id}/delete')], want: /a handler for POST \/things\/\{id\}\/delete names deleteThing, which openapi\.yaml does not have/ }],
-    ['a handler at another path than its operation', { given: [handler('listThings', 'get', '/thing'), complete[1]!], want: /the handler of listThings says GET \/thing, openapi\.yaml says GET \/things/ }],
-    ['a handler with another method than its operation', { given: [handler('listThings', 'post', '/things'), complete[1]!], want: /the handler of listThings says POST \/things, openapi\.yaml says GET \/things/ }],
+    [
+      'a handler naming no operation of the contract',
+      {
+        given: [...complete, handler('deleteThing', 'post', '/things/{id}/delete')],
+        want: /a handler for POST \/things\/\{id\}\/delete names deleteThing, which openapi\.yaml does not have/,
+      },
+    ],
+    [
+      'a handler at another path than its operation',
+      { given: [handler('listThings', 'get', '/thing'), complete[1]!], want: /the handler of listThings says GET \/thing, openapi\.yaml says GET \/things/ },
+    ],
+    [
+      'a handler with another method than its operation',
+      {
+        given: [handler('listThings', 'post', '/things'), complete[1]!],
+        want: /the handler of listThings says POST \/things, openapi\.yaml says GET \/things/,
+      },
+    ],
     ['two handlers for one operation', { given: [...complete, handler('getThing', 'get', '/things/{id}')], want: /two handlers for getThing/ }],
   ] as const)('fails at start-up on %s', (_name, { given, want }) => {
     expect(() => pairHandlers(index, given, null)).toThrow(want)

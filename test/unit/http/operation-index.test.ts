@@ -24,10 +24,15 @@ const previousRules = {
   strip: (path: string): string => (path === '/api/v1' ? '/' : path.startsWith('/api/v1/') ? path.slice('/api/v1'.length) : path),
   isPublicPath(path: string): boolean {
     const p = previousRules.strip(path)
-    return ['/', '/health', '/health/ready', '/health/live', '/ready', '/alive', '/docs', '/openapi.json', '/openapi.yaml'].includes(p) || p.startsWith('/.well-known/') || p.startsWith('/docs/')
+    return (
+      ['/', '/health', '/health/ready', '/health/live', '/ready', '/alive', '/docs', '/openapi.json', '/openapi.yaml'].includes(p) ||
+      p.startsWith('/.well-known/') ||
+      p.startsWith('/docs/')
+    )
   },
   isNodeWide: (p: string): boolean => p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics',
-  requiresOperator: (method: string, p: string): boolean => previousRules.isNodeWide(p) || (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')),
+  requiresOperator: (method: string, p: string): boolean =>
+    previousRules.isNodeWide(p) || (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')),
   isHealthOrDiscovery(path: string): boolean {
     const p = previousRules.strip(path)
     return p === '/health' || p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
@@ -50,7 +55,9 @@ function refusals(policy: AccessPolicy): { anonymous: boolean; metrics: boolean;
 describe('the operation index of openapi.yaml', () => {
   it('holds every operation of the document, once', () => {
     expect(OPERATIONS.length).toBeGreaterThanOrEqual(60)
-    expect(index.operations.map((o) => `${o.method} ${o.template} ${o.operationId}`).sort()).toEqual(OPERATIONS.map((o) => `${o.method} ${o.template} ${o.operationId}`).sort())
+    expect(index.operations.map((o) => `${o.method} ${o.template} ${o.operationId}`).sort()).toEqual(
+      OPERATIONS.map((o) => `${o.method} ${o.template} ${o.operationId}`).sort(),
+    )
   })
 
   it.each(OPERATIONS.map((o) => [`${o.method} ${o.template}`, o] as const))('resolves %s to its operation', (_name, { method, template, operationId }) => {
@@ -63,31 +70,38 @@ describe('the operation index of openapi.yaml', () => {
     expect([...(matched.operation?.statuses ?? [])].sort()).toEqual(statuses.sort())
   })
 
-  it.each(OPERATIONS.map((o) => [`${o.method} ${o.template}`, o] as const))('declares for %s the policy the hand-written rules applied', (_name, { method, template }) => {
-    const { policy } = index.match(method, concrete(template))
-    const p = previousRules.strip(template.toLowerCase())
-    const open = previousRules.isPublicPath(template)
-    expect({
-      public: policy.public,
-      refusals: refusals(policy),
-      allowlistExempt: policy.allowlistExempt,
-      rateLimitBucket: policy.rateLimitBucket,
-      body: policy.body,
-      headers: policy.headers,
-    }).toEqual({
-      public: open,
-      refusals: {
-        anonymous: !open,
-        metrics: !open && !(template === '/metrics' && method === 'GET'),
-        agent: !open && previousRules.requiresOperator(method, p),
-        boundOperator: !open && previousRules.isNodeWide(p),
-      },
-      allowlistExempt: previousRules.isHealthOrDiscovery(template),
-      rateLimitBucket: previousRules.isHealthOrDiscovery(template) ? null : ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) ? 'default_write' : 'default_read',
-      body: method !== 'POST' ? 'none' : previousRules.v0Paths.includes(template) ? 'raw' : 'json',
-      headers: previousRules.isDocsPath(template) ? 'docs-page' : 'api',
-    })
-  })
+  it.each(OPERATIONS.map((o) => [`${o.method} ${o.template}`, o] as const))(
+    'declares for %s the policy the hand-written rules applied',
+    (_name, { method, template }) => {
+      const { policy } = index.match(method, concrete(template))
+      const p = previousRules.strip(template.toLowerCase())
+      const open = previousRules.isPublicPath(template)
+      expect({
+        public: policy.public,
+        refusals: refusals(policy),
+        allowlistExempt: policy.allowlistExempt,
+        rateLimitBucket: policy.rateLimitBucket,
+        body: policy.body,
+        headers: policy.headers,
+      }).toEqual({
+        public: open,
+        refusals: {
+          anonymous: !open,
+          metrics: !open && !(template === '/metrics' && method === 'GET'),
+          agent: !open && previousRules.requiresOperator(method, p),
+          boundOperator: !open && previousRules.isNodeWide(p),
+        },
+        allowlistExempt: previousRules.isHealthOrDiscovery(template),
+        rateLimitBucket: previousRules.isHealthOrDiscovery(template)
+          ? null
+          : ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)
+            ? 'default_write'
+            : 'default_read',
+        body: method !== 'POST' ? 'none' : previousRules.v0Paths.includes(template) ? 'raw' : 'json',
+        headers: previousRules.isDocsPath(template) ? 'docs-page' : 'api',
+      })
+    },
+  )
 })
 
 describe('matching a request', () => {
@@ -121,7 +135,14 @@ describe('matching a request', () => {
 })
 
 describe('requests the contract has no operation for', () => {
-  const closed = (bucket: 'default_read' | 'default_write', body: 'json' | 'none'): AccessPolicy => ({ public: false, permission: 'node-operator', rateLimitBucket: bucket, allowlistExempt: false, body, headers: 'api' })
+  const closed = (bucket: 'default_read' | 'default_write', body: 'json' | 'none'): AccessPolicy => ({
+    public: false,
+    permission: 'node-operator',
+    rateLimitBucket: bucket,
+    allowlistExempt: false,
+    body,
+    headers: 'api',
+  })
   it.each([
     // Fail-closed: a token not bound to a tenant, the bucket of the method, no allowlist exemption.
     ['an unknown path', { given: ['GET', '/nope'], want: closed('default_read', 'none') }],
@@ -131,12 +152,27 @@ describe('requests the contract has no operation for', () => {
     ['a HEAD without a GET', { given: ['HEAD', '/a2a/tasks/send'], want: closed('default_read', 'none') }],
     ['an undocumented method of /metrics', { given: ['POST', '/metrics'], want: closed('default_write', 'json') }],
     // A path whose operations are all public, exempt or unlimited stays so for its 405.
-    ['an undocumented method of a health probe', { given: ['CONNECT', '/health'], want: { ...closed('default_read', 'none'), public: true, allowlistExempt: true, rateLimitBucket: null } }],
+    [
+      'an undocumented method of a health probe',
+      { given: ['CONNECT', '/health'], want: { ...closed('default_read', 'none'), public: true, allowlistExempt: true, rateLimitBucket: null } },
+    ],
     ['an undocumented method of a public page', { given: ['POST', '/openapi.json'], want: { ...closed('default_write', 'json'), public: true } }],
-    ['an undocumented method of the reference page', { given: ['POST', '/docs'], want: { ...closed('default_write', 'json'), public: true, headers: 'docs-page' } }],
+    [
+      'an undocumented method of the reference page',
+      { given: ['POST', '/docs'], want: { ...closed('default_write', 'json'), public: true, headers: 'docs-page' } },
+    ],
     // The two prefixes that are not operations of the contract.
-    ['a static file of the reference page', { given: ['GET', '/docs/assets/swagger-ui.css'], want: { ...closed('default_read', 'none'), public: true, headers: 'docs-page' } }],
-    ['an absent discovery document', { given: ['GET', '/.well-known/no-such-document'], want: { ...closed('default_read', 'none'), public: true, allowlistExempt: true, rateLimitBucket: null } }],
+    [
+      'a static file of the reference page',
+      { given: ['GET', '/docs/assets/swagger-ui.css'], want: { ...closed('default_read', 'none'), public: true, headers: 'docs-page' } },
+    ],
+    [
+      'an absent discovery document',
+      {
+        given: ['GET', '/.well-known/no-such-document'],
+        want: { ...closed('default_read', 'none'), public: true, allowlistExempt: true, rateLimitBucket: null },
+      },
+    ],
   ] as const)('%s', (_name, { given: [method, path], want }) => {
     const matched = index.match(method, path)
     expect(matched.operation).toBeNull()
@@ -150,29 +186,72 @@ describe('requests the contract has no operation for', () => {
 
 /** A one-operation document, the operation changed by `edit`. */
 function documentWith(edit: (op: Record<string, unknown>, document: Record<string, unknown>) => void, method = 'post'): OpenApiDocument {
-  const op: Record<string, unknown> = { operationId: 'doThing', 'x-permission': 'any', 'x-rate-limit-bucket': 'default_write', responses: { '200': { description: 'ok' } } }
+  const op: Record<string, unknown> = {
+    operationId: 'doThing',
+    'x-permission': 'any',
+    'x-rate-limit-bucket': 'default_write',
+    responses: { '200': { description: 'ok' } },
+  }
   if (method === 'post') op['x-body'] = 'json'
-  const document: Record<string, unknown> = { openapi: '3.2.0', info: { title: 't', version: '1' }, security: [{ bearer: [] }], paths: { '/things': { [method]: op } } }
+  const document: Record<string, unknown> = {
+    openapi: '3.2.0',
+    info: { title: 't', version: '1' },
+    security: [{ bearer: [] }],
+    paths: { '/things': { [method]: op } },
+  }
   edit(op, document)
   return document as OpenApiDocument
 }
 
 describe('a contract that does not say what the server needs fails the build', () => {
   it('builds on a complete operation', () => {
-    expect(new OperationIndex(documentWith(() => {})).operation('doThing')).toMatchObject({ permission: 'any', rateLimitBucket: 'default_write', body: 'json', allowlistExempt: false, headers: 'api' })
+    expect(new OperationIndex(documentWith(() => {})).operation('doThing')).toMatchObject({
+      permission: 'any',
+      rateLimitBucket: 'default_write',
+      body: 'json',
+      allowlistExempt: false,
+      headers: 'api',
+    })
   })
 
   it.each([
-    ['x-permission missing on a protected operation', { given: documentWith((op) => delete op['x-permission']), want: /POST \/things \(doThing\): x-permission must be one of any, operator, node-operator, metrics-reader \(got undefined\)/ }],
-    ['x-permission with an unknown value', { given: documentWith((op) => (op['x-permission'] = 'admin')), want: /x-permission must be one of .* \(got "admin"\)/ }],
+    [
+      'x-permission missing on a protected operation',
+      {
+        given: documentWith((op) => delete op['x-permission']),
+        want: /POST \/things \(doThing\): x-permission must be one of any, operator, node-operator, metrics-reader \(got undefined\)/,
+      },
+    ],
+    [
+      'x-permission with an unknown value',
+      { given: documentWith((op) => (op['x-permission'] = 'admin')), want: /x-permission must be one of .* \(got "admin"\)/ },
+    ],
     ['x-permission on a public operation', { given: documentWith((op) => (op['security'] = [])), want: /x-permission on a public operation/ }],
-    ['x-rate-limit-bucket missing', { given: documentWith((op) => delete op['x-rate-limit-bucket']), want: /x-rate-limit-bucket must be one of default_read, default_write, none \(got undefined\)/ }],
-    ['x-rate-limit-bucket unknown', { given: documentWith((op) => (op['x-rate-limit-bucket'] = 'burst')), want: /x-rate-limit-bucket must be one of .* \(got "burst"\)/ }],
-    ['x-allowlist-exempt not a boolean', { given: documentWith((op) => (op['x-allowlist-exempt'] = 'yes')), want: /x-allowlist-exempt must be true or false \(got "yes"\)/ }],
+    [
+      'x-rate-limit-bucket missing',
+      {
+        given: documentWith((op) => delete op['x-rate-limit-bucket']),
+        want: /x-rate-limit-bucket must be one of default_read, default_write, none \(got undefined\)/,
+      },
+    ],
+    [
+      'x-rate-limit-bucket unknown',
+      { given: documentWith((op) => (op['x-rate-limit-bucket'] = 'burst')), want: /x-rate-limit-bucket must be one of .* \(got "burst"\)/ },
+    ],
+    [
+      'x-allowlist-exempt not a boolean',
+      { given: documentWith((op) => (op['x-allowlist-exempt'] = 'yes')), want: /x-allowlist-exempt must be true or false \(got "yes"\)/ },
+    ],
     ['x-body missing on a POST', { given: documentWith((op) => delete op['x-body']), want: /x-body must be one of json, raw, none \(got undefined\)/ }],
     ['x-body unknown', { given: documentWith((op) => (op['x-body'] = 'form')), want: /x-body must be one of json, raw, none \(got "form"\)/ }],
-    ['x-body on a GET', { given: documentWith((op) => (op['x-body'] = 'json'), 'get'), want: /GET \/things \(doThing\): x-body on a GET, whose body is never read/ }],
-    ['x-security-headers unknown', { given: documentWith((op) => (op['x-security-headers'] = 'none')), want: /x-security-headers must be one of api, docs-page/ }],
+    [
+      'x-body on a GET',
+      { given: documentWith((op) => (op['x-body'] = 'json'), 'get'), want: /GET \/things \(doThing\): x-body on a GET, whose body is never read/ },
+    ],
+    [
+      'x-security-headers unknown',
+      { given: documentWith((op) => (op['x-security-headers'] = 'none')), want: /x-security-headers must be one of api, docs-page/ },
+    ],
     ['a misspelt extension', { given: documentWith((op) => (op['x-permision'] = 'any')), want: /unknown extension x-permision/ }],
     ['no operationId', { given: documentWith((op) => delete op['operationId']), want: /POST \/things: no operationId/ }],
     ['no top-level security', { given: documentWith((_op, document) => delete document['security']), want: /no top-level security requirement/ }],
@@ -186,12 +265,16 @@ describe('a contract that does not say what the server needs fails the build', (
       delete op['x-permission']
       delete op['x-body']
     })
-    expect(() => new OperationIndex(given)).toThrow(expect.objectContaining({ problems: [expect.stringMatching(/x-permission/), expect.stringMatching(/x-body/)] }))
+    expect(() => new OperationIndex(given)).toThrow(
+      expect.objectContaining({ problems: [expect.stringMatching(/x-permission/), expect.stringMatching(/x-body/)] }),
+    )
   })
 
   it('refuses an operationId used twice', () => {
     const given = documentWith((_op, document) => {
-      ;(document['paths'] as Record<string, unknown>)['/other'] = { get: { operationId: 'doThing', 'x-permission': 'any', 'x-rate-limit-bucket': 'default_read', responses: {} } }
+      ;(document['paths'] as Record<string, unknown>)['/other'] = {
+        get: { operationId: 'doThing', 'x-permission': 'any', 'x-rate-limit-bucket': 'default_read', responses: {} },
+      }
     })
     expect(() => new OperationIndex(given)).toThrow(/operationId doThing is used twice/)
   })

@@ -2,11 +2,7 @@ import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { parsePythonJson, pythonCanonical } from '../../../src/canonical/python-json.js'
 import type { PyObject, PyValue } from '../../../src/canonical/python-json.js'
-import {
-  CROSS_ORG_BOUNDARY_MARKER,
-  buildCrossOrgBoundaryEntry,
-  crossOrgBoundaryMarkerBytes,
-} from '../../../src/lineage/boundary.js'
+import { CROSS_ORG_BOUNDARY_MARKER, buildCrossOrgBoundaryEntry, crossOrgBoundaryMarkerBytes } from '../../../src/lineage/boundary.js'
 import {
   LINEAGE_ENVELOPE_FIELD,
   chainDigest,
@@ -179,9 +175,7 @@ describe('optional stricter envelope checks', () => {
     expect(result.ok).toBe(false)
     if (!result.ok) {
       expect(result).toMatchObject({ code: 'broken_link', entryIndex: 1 })
-      expect(result.detail).toBe(
-        `lineage envelope entry 1: prev_entry_hash mismatch (expected ${entries[0]!.entry_hash}, got ${entries[1]!.entry_hash})`,
-      )
+      expect(result.detail).toBe(`lineage envelope entry 1: prev_entry_hash mismatch (expected ${entries[0]!.entry_hash}, got ${entries[1]!.entry_hash})`)
     }
     // The ENG-7 pair are consecutive source entries (4 and 5), so they link to each other; the first one's
     // predecessor (entry 3) is not carried.
@@ -194,7 +188,13 @@ describe('optional stricter envelope checks', () => {
 
   it('allowTicketGaps lets a per-ticket envelope skip other tickets’ entries, not reorder its own or span tickets', () => {
     const entries = readEntries('tracker_audit', 'source_log.jsonl')
-    const wrap = (picked: number[]) => lineageEnvelopePayload(wrapLineageChain(picked.map((i) => entries[i]!), { sourceIssuer: 'acme-orch' }))
+    const wrap = (picked: number[]) =>
+      lineageEnvelopePayload(
+        wrapLineageChain(
+          picked.map((i) => entries[i]!),
+          { sourceIssuer: 'acme-orch' },
+        ),
+      )
     const strict = { checkLinks: true, allowTicketGaps: true, checkEntryHashes: true }
     // Entries 0 and 2 are PROJ-101's, with PROJ-101's entry 1 left out between them.
     expect(parseLineageEnvelope(wrap([0, 2]), { checkLinks: true }).ok).toBe(false)

@@ -17,7 +17,7 @@ import { vectorBytes, vectorJson, vectorText } from '../../helpers/vectors.js'
 interface ReceiptMeta {
   inputs: {
     hmac_master_key_ascii: string
-    'derived_lineage_key_hex(HKDF-SHA256, salt=None, info=\'lineage\', L=32)': string
+    "derived_lineage_key_hex(HKDF-SHA256, salt=None, info='lineage', L=32)": string
   }
   content_hash: string
   spine_entry_hash_preimage_utf8: string
@@ -28,10 +28,7 @@ interface ReceiptMeta {
 }
 
 const meta = vectorJson<ReceiptMeta>('a2a_receipt', 'receipt.meta.json')
-const minimal = vectorJson<{ inputs: { master_key_ascii: string }; derived_lineage_key_hex: string }>(
-  'a2a_receipt',
-  'receipt_minimal.json',
-)
+const minimal = vectorJson<{ inputs: { master_key_ascii: string }; derived_lineage_key_hex: string }>('a2a_receipt', 'receipt_minimal.json')
 const master = Buffer.from(meta.inputs.hmac_master_key_ascii, 'ascii')
 const lineageKey = deriveLineageKey(master)
 
@@ -65,12 +62,8 @@ function rows(): SpineRow[] {
 
 describe('deriveLineageKey', () => {
   it('is HKDF-SHA256 with no salt, info "lineage", 32 bytes', () => {
-    expect(lineageKey.toString('hex')).toBe(
-      meta.inputs["derived_lineage_key_hex(HKDF-SHA256, salt=None, info='lineage', L=32)"],
-    )
-    expect(deriveLineageKey(Buffer.from(minimal.inputs.master_key_ascii, 'ascii')).toString('hex')).toBe(
-      minimal.derived_lineage_key_hex,
-    )
+    expect(lineageKey.toString('hex')).toBe(meta.inputs["derived_lineage_key_hex(HKDF-SHA256, salt=None, info='lineage', L=32)"])
+    expect(deriveLineageKey(Buffer.from(minimal.inputs.master_key_ascii, 'ascii')).toString('hex')).toBe(minimal.derived_lineage_key_hex)
   })
 })
 
@@ -90,12 +83,8 @@ describe('spine rows (a2a_receipt/spine.jsonl)', () => {
     const built = rows()
     expect(built[1]!.entry_hash).toBe(meta.receipt2.entry_hash)
     expect(built[1]!.hmac).toBe(meta.receipt2.operator_hmac)
-    expect(Buffer.from(built.map((row) => spineRowLine(row)).join(''), 'utf8')).toEqual(
-      vectorBytes('a2a_receipt', 'spine.jsonl'),
-    )
-    expect(Buffer.from(spineHeadText(spineHead(built, lineageKey)), 'utf8')).toEqual(
-      vectorBytes('a2a_receipt', 'spine.head'),
-    )
+    expect(Buffer.from(built.map((row) => spineRowLine(row)).join(''), 'utf8')).toEqual(vectorBytes('a2a_receipt', 'spine.jsonl'))
+    expect(Buffer.from(spineHeadText(spineHead(built, lineageKey)), 'utf8')).toEqual(vectorBytes('a2a_receipt', 'spine.head'))
   })
 
   it('keeps nanosecond timestamps exact (beyond 2^53)', () => {

@@ -223,7 +223,13 @@ describe('verifyTrackerAuditFile line splitting', () => {
   it('handles a last line without a newline and lines split across read chunks', async () => {
     const entries = buildSourceEntries()
     const path = join(scratch, 'no-trailing-newline.jsonl')
-    writeFileSync(path, entries.map((entry) => trackerEntryLine(entry)).join('').slice(0, -1))
+    writeFileSync(
+      path,
+      entries
+        .map((entry) => trackerEntryLine(entry))
+        .join('')
+        .slice(0, -1),
+    )
     expect(await verifyTrackerAuditFile(path, sourceKey)).toEqual({ ok: true, value: { entries: 5 } })
   })
 })

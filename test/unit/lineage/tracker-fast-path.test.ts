@@ -85,9 +85,7 @@ function resign(line: string, prevEntryHash?: string): string {
   }
   const entryHash = sha256Prefixed(payload)
   const signature = createHmac('sha256', sourceKey).update(payload).digest('hex')
-  return text
-    .replace(/("entry_hash"\s*:\s*)"[^"\\]*"/g, `$1"${entryHash}"`)
-    .replace(/("signature"\s*:\s*)"[^"\\]*"/g, `$1"${signature}"`)
+  return text.replace(/("entry_hash"\s*:\s*)"[^"\\]*"/g, `$1"${entryHash}"`).replace(/("signature"\s*:\s*)"[^"\\]*"/g, `$1"${signature}"`)
 }
 
 /** The entry_hash of a line as the reference path reads it, for relinking the next line. */
@@ -146,61 +144,64 @@ describe('the fast path on edited lines', () => {
   const base = line({ costUsd: 0, tokensIn: 1 })
 
   const flipFirst = (lead: string) => (match: string) => lead + (match.slice(lead.length) === '0' ? '1' : '0')
-  const surrogateFailure = (unit: string): string =>
-    `line 1: schema invalid ('utf-8' codec can't encode character '\\${unit}' in position`
+  const surrogateFailure = (unit: string): string => `line 1: schema invalid ('utf-8' codec can't encode character '\\${unit}' in position`
 
   // [what, line, fast path taken, reference verdict: true for ok, else the start of the failure text]
   const cases: Array<[string, string, boolean, true | string]> = [
     ['canonical', base, true, true],
     ['ts_ns beyond 2^64', line({}, 2n ** 70n + 1n), true, true],
     ['negative ts_ns and tokens', line({ tokensIn: -5, tokensOut: -(2n ** 80n) }, -123n), true, true],
-    ['astral, U+2028 and BOM characters', line({ ticketId: '😀\u2028\ufeffé', failureDetail: '\u{10ffff}' }), true,
-      true],
-    ['quotes, backslashes and control characters',
-      line({ ticketId: 'a"b\\c\n\u0000\u001f\u007f', etagBefore: '\b\f\r\t' }), true, true],
+    ['astral, U+2028 and BOM characters', line({ ticketId: '😀\u2028\ufeffé', failureDetail: '\u{10ffff}' }), true, true],
+    ['quotes, backslashes and control characters', line({ ticketId: 'a"b\\c\n\u0000\u001f\u007f', etagBefore: '\b\f\r\t' }), true, true],
     ['cost 1e-07', line({ costUsd: 1e-7 }), true, true],
     ['cost 1e+16', line({ costUsd: 1e16 }), true, true],
     ['cost -0.0', line({ costUsd: -0 }), true, true],
     ['cost 0.1', line({ costUsd: 0.1 }), true, true],
     ['cost 0.0 stored as 0', resign(base.replace('"cost_usd":0.0,', '"cost_usd":0,')), false, true],
-    ['cost 0.1 stored as 0.10', resign(line({ costUsd: 0.1 }).replace('"cost_usd":0.1,', '"cost_usd":0.10,')), false,
-      true],
-    ['tokens_in 1 stored as 1.0', resign(base.replace('"tokens_in":1,', '"tokens_in":1.0,')), false,
-      'line 1: schema invalid (tokens_in must be an int, got float)'],
-    ['tokens_in with a leading zero', resign(base.replace('"tokens_in":1,', '"tokens_in":01,')), false,
-      'line 1: invalid JSON ('],
-    ['ts_ns with an exponent', resign(base.replace(/"ts_ns":\d+\}$/, '"ts_ns":1.7e18}')), false,
-      'line 1: schema invalid (ts_ns must be an int, got float)'],
+    ['cost 0.1 stored as 0.10', resign(line({ costUsd: 0.1 }).replace('"cost_usd":0.1,', '"cost_usd":0.10,')), false, true],
+    [
+      'tokens_in 1 stored as 1.0',
+      resign(base.replace('"tokens_in":1,', '"tokens_in":1.0,')),
+      false,
+      'line 1: schema invalid (tokens_in must be an int, got float)',
+    ],
+    ['tokens_in with a leading zero', resign(base.replace('"tokens_in":1,', '"tokens_in":01,')), false, 'line 1: invalid JSON ('],
+    ['ts_ns with an exponent', resign(base.replace(/"ts_ns":\d+\}$/, '"ts_ns":1.7e18}')), false, 'line 1: schema invalid (ts_ns must be an int, got float)'],
     ['ts_ns 0 written -0', resign(line({}, 0n).replace('"ts_ns":0}', '"ts_ns":-0}')), false, true],
-    ['schema_version 1.0', resign(base.replace('"schema_version":1,', '"schema_version":1.0,')), false,
-      'line 1: schema invalid (unsupported tracker-audit schema_version: 1.0)'],
+    [
+      'schema_version 1.0',
+      resign(base.replace('"schema_version":1,', '"schema_version":1.0,')),
+      false,
+      'line 1: schema invalid (unsupported tracker-audit schema_version: 1.0)',
+    ],
     ['a space after a colon', resign(base.replace('"action":', '"action": ')), false, true],
     ['an unknown key in sorted position', resign(base.replace('{', '{"aaa":1,')), false, true],
     ['an unknown key in the actor', resign(base.replace('"actor":{', '"actor":{"a":1,')), false, true],
     ['a duplicate key with the same value', resign(base.replace(/\}$/, ',"action":"claim"}')), false, true],
     ['é escaped as \\u00e9', resign(line({ ticketId: 'é' }).replace('"é"', '"\\u00e9"')), false, true],
-    ['a control character escaped in upper case',
-      resign(line({ ticketId: '\u001f' }).replace('\\u001f', '\\u001F')), false, true],
+    ['a control character escaped in upper case', resign(line({ ticketId: '\u001f' }).replace('\\u001f', '\\u001F')), false, true],
     ['a newline escaped as \\u000a', resign(line({ ticketId: '\n' }).replace('\\n', '\\u000a')), false, true],
     ['a slash escaped', resign(line({ ticketId: '/' }).replace('"/"', '"\\/"')), false, true],
     ['an escaped surrogate pair', resign(line({ ticketId: '😀' }).replace('😀', '\\ud83d\\ude00')), false, true],
-    ['an escaped lone surrogate', base.replace('"ticket_id":"', '"ticket_id":"\\ud800'), false,
-      surrogateFailure('ud800')],
-    ['a prev_entry_hash without sha256:', resign(base, 'md5:00'), false,
-      "line 1: schema invalid (prev_entry_hash must start with 'sha256:', got 'md5:00')"],
-    ['an unknown action', resign(base.replace('"claim"', '"delete"')), false,
-      "line 1: schema invalid (unknown tracker-audit action: 'delete')"],
-    ['a raw control character in a string', base.replace('"ticket_id":"', '"ticket_id":"\u0001'), false,
-      'line 1: invalid JSON (Invalid control character at)'],
+    ['an escaped lone surrogate', base.replace('"ticket_id":"', '"ticket_id":"\\ud800'), false, surrogateFailure('ud800')],
+    ['a prev_entry_hash without sha256:', resign(base, 'md5:00'), false, "line 1: schema invalid (prev_entry_hash must start with 'sha256:', got 'md5:00')"],
+    ['an unknown action', resign(base.replace('"claim"', '"delete"')), false, "line 1: schema invalid (unknown tracker-audit action: 'delete')"],
+    ['a raw control character in a string', base.replace('"ticket_id":"', '"ticket_id":"\u0001'), false, 'line 1: invalid JSON (Invalid control character at)'],
     ['truncated', base.slice(0, -1), false, 'line 1: invalid JSON ('],
-    ['a flipped entry_hash character', base.replace(/"entry_hash":"sha256:./, flipFirst('"entry_hash":"sha256:')), true,
-      'line 1: entry_hash mismatch (tampered payload)'],
-    ['a flipped signature character', base.replace(/"signature":"./, flipFirst('"signature":"')), true,
-      'line 1: signature mismatch (HMAC failed)'],
-    ['a changed last ts_ns digit', base.replace(/\d\}$/, (end) => (end === '0}' ? '1}' : '0}')), true,
-      'line 1: entry_hash mismatch (tampered payload)'],
-    ['a wrong prev_entry_hash', resign(base, `sha256:${'1'.repeat(64)}`), true,
-      `line 1: prev_entry_hash mismatch (expected ${GENESIS_PREV_HASH}, got sha256:${'1'.repeat(64)})`],
+    [
+      'a flipped entry_hash character',
+      base.replace(/"entry_hash":"sha256:./, flipFirst('"entry_hash":"sha256:')),
+      true,
+      'line 1: entry_hash mismatch (tampered payload)',
+    ],
+    ['a flipped signature character', base.replace(/"signature":"./, flipFirst('"signature":"')), true, 'line 1: signature mismatch (HMAC failed)'],
+    ['a changed last ts_ns digit', base.replace(/\d\}$/, (end) => (end === '0}' ? '1}' : '0}')), true, 'line 1: entry_hash mismatch (tampered payload)'],
+    [
+      'a wrong prev_entry_hash',
+      resign(base, `sha256:${'1'.repeat(64)}`),
+      true,
+      `line 1: prev_entry_hash mismatch (expected ${GENESIS_PREV_HASH}, got sha256:${'1'.repeat(64)})`,
+    ],
   ]
 
   it.each(cases)('%s', (_what, text, fast, expected) => {
@@ -346,8 +347,7 @@ function mutate(line: string, entry: TrackerAuditEntry, m: Mutation): string {
     case 'unknownKey':
       return m.first ? line.replace('{', '{"aaa":null,') : line.replace(/\}$/, ',"zzz":[1,{"a":2}]}')
     case 'duplicateKey': {
-      const value: PyValue =
-        m.key === 'ts_ns' ? entry.ts_ns : m.key === 'actor' ? { ...entry.actor } : (entry[m.key as 'action'] as string)
+      const value: PyValue = m.key === 'ts_ns' ? entry.ts_ns : m.key === 'actor' ? { ...entry.actor } : (entry[m.key as 'action'] as string)
       return line.replace(/\}$/, `,"${m.key}":${pythonCanonical(value)}}`)
     }
     case 'escape': {

@@ -24,9 +24,4 @@ export function signerFromSeed(seed: Buffer): TestSigner {
 
 /** Ed25519 verification with node:crypto, as the injected primitive. */
 export const verifyEd25519: Ed25519Verifier = ({ publicKey, message, signature }) =>
-  verify(
-    null,
-    message,
-    createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }),
-    signature,
-  )
+  verify(null, message, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey).toString('base64url') }, format: 'jwk' }), signature)

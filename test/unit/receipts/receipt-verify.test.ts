@@ -20,7 +20,7 @@ function receiptFrom(value: PyValue): A2ATaskReceipt {
 
 const receipt1 = (): A2ATaskReceipt => receiptFrom(parsePythonJson(vectorText('a2a_receipt', 'receipt.json')))
 const receipt2 = (): A2ATaskReceipt => receiptFrom(meta['receipt2'] as PyObject)
-const embeddedJwk = (): PyObject => (receipt1().head_signature['public_key_jwk'] as PyObject)
+const embeddedJwk = (): PyObject => receipt1().head_signature['public_key_jwk'] as PyObject
 
 /** Every failed check of a verdict; none when it verified. */
 const failuresOf = (result: ReceiptVerification): readonly string[] => (result.ok ? [] : result.failures)
@@ -28,10 +28,7 @@ const failuresOf = (result: ReceiptVerification): readonly string[] => (result.o
 const keyPinnedOf = (result: ReceiptVerification): boolean => (result.ok ? result.value.keyPinned : result.keyPinned)
 const warningOf = (result: ReceiptVerification): string | undefined => (result.ok ? result.value.warning : undefined)
 
-function expectCase(
-  result: ReceiptVerification,
-  expected: { ok: boolean; errors: string[]; verified_key_id: string | null } | undefined,
-): void {
+function expectCase(result: ReceiptVerification, expected: { ok: boolean; errors: string[]; verified_key_id: string | null } | undefined): void {
   expect(expected).toBeDefined()
   expect(result.ok).toBe(expected?.ok)
   expect(failuresOf(result)).toEqual(expected?.errors)
@@ -67,10 +64,7 @@ describe('verifyReceipt: every verify_task_receipt case of receipt.meta.json', (
 
   it('one_byte_tampered_dict (message CI -> Cl)', async () => {
     const tampered = { ...response1, message: (response1['message'] as string).replace('CI', 'Cl') }
-    expectCase(
-      await verifyReceipt(receipt1(), tampered, { verifyEd25519 }),
-      cases['one_byte_tampered_dict(message CI->Cl)'],
-    )
+    expectCase(await verifyReceipt(receipt1(), tampered, { verifyEd25519 }), cases['one_byte_tampered_dict(message CI->Cl)'])
   })
 
   it('pinned_correct_jwk (no warning, key pinned)', async () => {
@@ -122,12 +116,8 @@ describe('head_signature checks beyond the vector cases (Bernstein’s texts)', 
   it('reports a missing signature, a missing JWK, a bad JWK and bad base64', async () => {
     const run = async (receipt: A2ATaskReceipt): Promise<readonly string[]> =>
       failuresOf(await verifyReceipt(receipt, response1, { verifyEd25519, checkKid: false }))
-    expect(await run(withHead({ signature_b64: '' }))).toEqual([
-      'head_signature: head_signature.signature_b64 missing or not a string',
-    ])
-    expect(await run(withHead({ public_key_jwk: 'x' }))).toEqual([
-      'head_signature: head_signature.public_key_jwk missing or not an object',
-    ])
+    expect(await run(withHead({ signature_b64: '' }))).toEqual(['head_signature: head_signature.signature_b64 missing or not a string'])
+    expect(await run(withHead({ public_key_jwk: 'x' }))).toEqual(['head_signature: head_signature.public_key_jwk missing or not an object'])
     expect(await run(withHead({ public_key_jwk: { kty: 'RSA', n: 'abc' } }))).toEqual([
       "head_signature: head_signature.public_key_jwk invalid: expected kty=OKP, crv=Ed25519; got {'kty': 'RSA', 'n': 'abc'}",
     ])
@@ -137,9 +127,7 @@ describe('head_signature checks beyond the vector cases (Bernstein’s texts)', 
     expect(await run(withHead({ signature_b64: 'not base64!' }))).toEqual([
       'head_signature: head_signature.signature_b64 not valid base64: Only base64 data is allowed',
     ])
-    expect(await run(withHead({ signature_b64: 'YWJj' }))).toEqual([
-      'head_signature: head_signature.signature_b64 does not verify against head_sha256',
-    ])
+    expect(await run(withHead({ signature_b64: 'YWJj' }))).toEqual(['head_signature: head_signature.signature_b64 does not verify against head_sha256'])
   })
 
   it('collects the content mismatch and the signature failure together, in Bernstein’s order', async () => {
@@ -167,9 +155,7 @@ describe('kid consistency (our check; Bernstein does not cross-check kids)', () 
     const changed = { ...r, head_signature: { ...r.head_signature, key_id: 'other-key' } }
     const strict = await verifyReceipt(changed, response1, { verifyEd25519 })
     expect(strict.ok).toBe(false)
-    expect(failuresOf(strict)).toEqual([
-      'kid mismatch: receipt kid a2a-server-lineage-1, key_id other-key, jwk kid a2a-server-lineage-1',
-    ])
+    expect(failuresOf(strict)).toEqual(['kid mismatch: receipt kid a2a-server-lineage-1, key_id other-key, jwk kid a2a-server-lineage-1'])
     const bernstein = await verifyReceipt(changed, response1, { verifyEd25519, checkKid: false })
     expect(bernstein).toMatchObject({ ok: true, value: { verifiedKeyId: 'other-key' } })
   })
@@ -192,8 +178,6 @@ describe('kid consistency (our check; Bernstein does not cross-check kids)', () 
       verifyEd25519,
       trustedJwk: { ...embeddedJwk(), kid: 'a2a-server-lineage-2' },
     })
-    expect(failuresOf(result)).toEqual([
-      'trusted JWK kid mismatch: trusted kid a2a-server-lineage-2, receipt kid a2a-server-lineage-1',
-    ])
+    expect(failuresOf(result)).toEqual(['trusted JWK kid mismatch: trusted kid a2a-server-lineage-2, receipt kid a2a-server-lineage-1'])
   })
 })

@@ -29,7 +29,12 @@ const minimal = parsePythonJson(vectorText('a2a_receipt', 'receipt_minimal.json'
 const signer = signerFromSeed(Buffer.from(inputs['signer_ed25519_seed_hex'] as string, 'hex'))
 const lineageKey = deriveLineageKey(Buffer.from(inputs['hmac_master_key_ascii'] as string, 'ascii'))
 
-async function issue(response: PyObject, taskId: string, prevHash: string, timestampNs: bigint): Promise<{ receipt: A2ATaskReceipt; row: ReturnType<typeof buildReceiptSpineRow> }> {
+async function issue(
+  response: PyObject,
+  taskId: string,
+  prevHash: string,
+  timestampNs: bigint,
+): Promise<{ receipt: A2ATaskReceipt; row: ReturnType<typeof buildReceiptSpineRow> }> {
   const row = buildReceiptSpineRow({ response, taskId, prevHash, timestampNs }, lineageKey)
   const receipt = await buildReceipt({
     response,
@@ -75,7 +80,11 @@ describe('the full receipt (a2a_receipt/)', () => {
     const { receipt } = await issue(response, '5f2c9a1b7e3d', '', 1_700_000_000_123_456_789n)
     expect(receiptBindingBytes(receipt).toString('utf8')).toBe(meta['binding_canonical_utf8'])
     expect(receiptBindingDigest(receipt)).toBe(meta['binding_digest_hex'])
-    expect(createHash('sha256').update(meta['binding_canonical_utf8'] as string).digest('hex')).toBe(meta['binding_digest_hex'])
+    expect(
+      createHash('sha256')
+        .update(meta['binding_canonical_utf8'] as string)
+        .digest('hex'),
+    ).toBe(meta['binding_digest_hex'])
     expect(Buffer.from(receiptToJson(receipt), 'utf8')).toEqual(vectorBytes('a2a_receipt', 'receipt.json'))
     expect(Buffer.from(receiptToCompactJson(receipt), 'utf8')).toEqual(vectorBytes('a2a_receipt', 'receipt.compact.json'))
   })
@@ -92,9 +101,7 @@ describe('the full receipt (a2a_receipt/)', () => {
     const second = await issue(inputs2['response'] as PyObject, '9e8d7c6b5a40', first.row.entry_hash, 1_700_000_001_123_456_789n)
     expect(pythonCanonical(receiptToDict(second.receipt))).toBe(pythonCanonical(meta['receipt2'] as PyObject))
     expect(Buffer.from(spineRowLine(first.row) + spineRowLine(second.row), 'utf8')).toEqual(vectorBytes('a2a_receipt', 'spine.jsonl'))
-    expect(Buffer.from(spineHeadText(spineHead([first.row, second.row], lineageKey)), 'utf8')).toEqual(
-      vectorBytes('a2a_receipt', 'spine.head'),
-    )
+    expect(Buffer.from(spineHeadText(spineHead([first.row, second.row], lineageKey)), 'utf8')).toEqual(vectorBytes('a2a_receipt', 'spine.head'))
   })
 
   it('refuses a spine row that does not anchor the response', async () => {

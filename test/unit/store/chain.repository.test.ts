@@ -9,7 +9,12 @@ import { type TestEngine, migratedDatabasePerTest, testEngines } from '../../hel
 const freshConnection = migratedDatabasePerTest()
 const freshStore = async (engine: TestEngine): Promise<Store> => new Store(await freshConnection(engine))
 
-const entry = (hash: string, ticketId: string | null = null) => ({ entryHash: hash, ticketId, trackerName: ticketId === null ? null : 'bernstein', line: `{"h":"${hash}"}` })
+const entry = (hash: string, ticketId: string | null = null) => ({
+  entryHash: hash,
+  ticketId,
+  trackerName: ticketId === null ? null : 'bernstein',
+  line: `{"h":"${hash}"}`,
+})
 
 describe.each(testEngines())('ChainRepository on %s', (engine) => {
   it('appends at the next position and moves only that chain’s head', async () => {
@@ -41,7 +46,9 @@ describe.each(testEngines())('ChainRepository on %s', (engine) => {
       await repos.chains.append('main', head, entry('h1'))
       return head
     })
-    await expect(store.transaction((repos) => repos.chains.append('main', stale, entry('forked')))).rejects.toThrow(/UNIQUE constraint failed|duplicate key value violates unique constraint/)
+    await expect(store.transaction((repos) => repos.chains.append('main', stale, entry('forked')))).rejects.toThrow(
+      /UNIQUE constraint failed|duplicate key value violates unique constraint/,
+    )
     expect(await store.repos.chains.head('main')).toEqual({ headHash: 'h1', length: 1 })
     expect((await store.repos.chains.list({ chain: 'main' })).map((l) => l.entryHash)).toEqual(['h1'])
   })

@@ -29,7 +29,11 @@ for (const engine of testEngines()) {
       const database = await createTestDatabase(engine)
       const connection = connect(database.options)
       opened.push({ connection, database })
-      const migrator = new Migrator({ db: connection.db, provider: migrationProvider(engine), ...(connection.schema && { migrationTableSchema: connection.schema }) })
+      const migrator = new Migrator({
+        db: connection.db,
+        provider: migrationProvider(engine),
+        ...(connection.schema && { migrationTableSchema: connection.schema }),
+      })
       return { connection, migrator }
     }
 
@@ -38,7 +42,9 @@ for (const engine of testEngines()) {
         ? sql`insert into federated_inbound (id, tenant_id, peer_name, remote_task_id, task_id, a2a_task_id, message, role, created_at)
               values (${id}, 'default', 'peerorg', ${remoteTaskId}, ${`t-${id}`}, ${`a-${id}`}, 'm', 'backend', ${createdAt})`.execute(connection.db)
         : sql`insert into federated_inbound (id, tenant_id, peer_name, remote_task_id, task_id, a2a_task_id, message, role, created_at, sender_key)
-              values (${id}, 'default', 'peerorg', ${remoteTaskId}, ${`t-${id}`}, ${`a-${id}`}, 'm', 'backend', ${createdAt}, ${senderKey})`.execute(connection.db)
+              values (${id}, 'default', 'peerorg', ${remoteTaskId}, ${`t-${id}`}, ${`a-${id}`}, 'm', 'backend', ${createdAt}, ${senderKey})`.execute(
+            connection.db,
+          )
 
     const rows = async (connection: Connection): Promise<Row[]> =>
       (await sql<Row>`select * from federated_inbound order by id`.execute(connection.db)).rows.map((r) => ({ ...r, created_at: Number(r.created_at) }))
@@ -68,7 +74,10 @@ for (const engine of testEngines()) {
 
       // And up again: the rebuilt table migrates like the original one.
       expect((await migrator.migrateToLatest()).error).toBeUndefined()
-      expect((await rows(connection)).map((r) => [r.id, r.sender_key])).toEqual([['old-1', ''], ['old-2', '']])
+      expect((await rows(connection)).map((r) => [r.id, r.sender_key])).toEqual([
+        ['old-1', ''],
+        ['old-2', ''],
+      ])
     })
   })
 }

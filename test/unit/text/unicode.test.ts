@@ -24,9 +24,11 @@ describe('codePointLength', () => {
     expect(codePointLength(given)).toBe(want)
   })
 
-  it('agrees with the validator\'s maxLength, and with string iteration, on any UTF-16 (lone surrogates too)', () => {
+  it("agrees with the validator's maxLength, and with string iteration, on any UTF-16 (lone surrogates too)", () => {
     const ajv = new Ajv()
-    const utf16 = fc.array(fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0xd800, max: 0xdfff })), { maxLength: 40 }).map((units) => String.fromCharCode(...units))
+    const utf16 = fc
+      .array(fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0xd800, max: 0xdfff })), { maxLength: 40 })
+      .map((units) => String.fromCharCode(...units))
     fc.assert(
       fc.property(utf16, (text) => {
         const n = codePointLength(text)

@@ -12,10 +12,15 @@ type Preprocessor = {
   resolveSchema(schema: unknown): unknown
   ajv: { schemas: Record<string, { validate?: unknown } | undefined> }
 }
-const { SchemaPreprocessor } = preprocessorModule as unknown as { SchemaPreprocessor: new (apiDoc: object, ajvOptions: object, responseOptions: object) => Preprocessor }
+const { SchemaPreprocessor } = preprocessorModule as unknown as {
+  SchemaPreprocessor: new (apiDoc: object, ajvOptions: object, responseOptions: object) => Preprocessor
+}
 /** The validator's `loadSpec` as it is now (patched or not). */
 const loadSpec = (document: unknown): Promise<unknown> =>
-  (frameworkModule.OpenAPIFramework.prototype as unknown as { loadSpec(this: unknown, document: unknown): Promise<unknown> }).loadSpec.call({ loggingPrefix: '' }, document)
+  (frameworkModule.OpenAPIFramework.prototype as unknown as { loadSpec(this: unknown, document: unknown): Promise<unknown> }).loadSpec.call(
+    { loggingPrefix: '' },
+    document,
+  )
 
 /** The preprocessor's options as the validator builds them (its default serialisers included). */
 const PREPROCESSOR_OPTIONS = new ajvOptionsModule.AjvOptions({ serDes: [], formats: {}, validateFormats: true } as never).preprocessor
@@ -91,7 +96,11 @@ describe('resolving local refs without compiling', () => {
     const withoutCompiling = new SchemaPreprocessor(document, PREPROCESSOR_OPTIONS, RESPONSE_OPTIONS)
     const refs = [...refsIn(document)]
     // Component schemas (which the validator resolved through ajv) and the refs it looked up itself.
-    for (const kind of ['schemas', 'responses', 'parameters']) expect(refs.some((ref) => ref.startsWith(`#/components/${kind}/`)), kind).toBe(true)
+    for (const kind of ['schemas', 'responses', 'parameters'])
+      expect(
+        refs.some((ref) => ref.startsWith(`#/components/${kind}/`)),
+        kind,
+      ).toBe(true)
     for (const ref of refs) {
       const expected = resolveSchemaWithAjv.call(withAjv as never, { $ref: ref })
       expect(expected, ref).toBeTypeOf('object')
@@ -101,7 +110,9 @@ describe('resolving local refs without compiling', () => {
     const inline = { type: 'string' }
     expect(withoutCompiling.resolveSchema(inline)).toBe(inline)
     expect(withoutCompiling.resolveSchema(null)).toBeNull()
-    expect(withoutCompiling.resolveSchema({ $ref: '#/components/schemas/NoSuchSchema' })).toBe(resolveSchemaWithAjv.call(withAjv as never, { $ref: '#/components/schemas/NoSuchSchema' }))
+    expect(withoutCompiling.resolveSchema({ $ref: '#/components/schemas/NoSuchSchema' })).toBe(
+      resolveSchemaWithAjv.call(withAjv as never, { $ref: '#/components/schemas/NoSuchSchema' }),
+    )
   })
 
   it('follows escaped pointer tokens (~1 for /, ~0 for ~)', () => {

@@ -44,6 +44,11 @@ describe('installing the patches of express-openapi-validator', () => {
     `
     const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 })
     expect(run.stderr).toBe('')
-    expect(JSON.parse(run.stdout)).toEqual({ imported: [false, false, false, false], refusal: true, refused: [false, false, false, false], installed: [true, true, true, true] })
+    expect(JSON.parse(run.stdout)).toEqual({
+      imported: [false, false, false, false],
+      refusal: true,
+      refused: [false, false, false, false],
+      installed: [true, true, true, true],
+    })
   })
 })

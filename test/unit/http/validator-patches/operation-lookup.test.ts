@@ -10,22 +10,37 @@ import { indexedOperationLookup, installValidatorPatches } from '../../../../src
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'))
 type Handler = (req: object, res: object, next: () => void) => void
 const { OpenApiSpecLoader } = fromValidator('./framework/openapi.spec.loader.js') as { OpenApiSpecLoader: new (options: object) => { load(): Promise<object> } }
-const { OpenApiContext } = fromValidator('./framework/openapi.context.js') as { OpenApiContext: new (spec: object, ignorePaths: unknown, ignoreUndocumented?: boolean) => { openApiRouteMap: Record<string, object> } }
+const { OpenApiContext } = fromValidator('./framework/openapi.context.js') as {
+  OpenApiContext: new (spec: object, ignorePaths: unknown, ignoreUndocumented?: boolean) => { openApiRouteMap: Record<string, object> }
+}
 const { SchemaPreprocessor } = fromValidator('./middlewares/parsers/schema.preprocessor.js') as {
   SchemaPreprocessor: new (apiDoc: object, options: object, responseOptions: object) => { preProcess(): { apiDocRes: object } }
 }
-const { applyOpenApiMetadata } = fromValidator('./middlewares/openapi.metadata.js') as { applyOpenApiMetadata: (context: object, responseApiDoc: object | null) => Handler }
+const { applyOpenApiMetadata } = fromValidator('./middlewares/openapi.metadata.js') as {
+  applyOpenApiMetadata: (context: object, responseApiDoc: object | null) => Handler
+}
 
 /** The contract as the validator holds it after loading: its context and its response document. */
 async function validatorState(ignoreUndocumented: boolean): Promise<{ context: { openApiRouteMap: Record<string, object> }; responseApiDoc: object }> {
-  const spec = (await new OpenApiSpecLoader({ apiDoc: structuredClone(loadContract().validatorDocument), validateApiSpec: false, $refParser: { mode: 'bundle' } }).load()) as { apiDoc: object }
+  const spec = (await new OpenApiSpecLoader({
+    apiDoc: structuredClone(loadContract().validatorDocument),
+    validateApiSpec: false,
+    $refParser: { mode: 'bundle' },
+  }).load()) as { apiDoc: object }
   const options = new ajvOptionsModule.AjvOptions({ serDes: [], formats: {}, validateFormats: true } as never).preprocessor
   const { apiDocRes } = new SchemaPreprocessor(spec.apiDoc, options, { allErrors: true }).preProcess()
   return { context: new OpenApiContext(spec, undefined, ignoreUndocumented), responseApiDoc: apiDocRes }
 }
 
 interface Outcome {
-  readonly error?: { readonly name: string; readonly status: unknown; readonly message: unknown; readonly path: unknown; readonly headers: unknown; readonly errors: unknown }
+  readonly error?: {
+    readonly name: string
+    readonly status: unknown
+    readonly message: unknown
+    readonly path: unknown
+    readonly headers: unknown
+    readonly errors: unknown
+  }
   readonly next?: boolean
   readonly openapi?: Record<string, unknown>
   readonly params?: unknown
@@ -47,7 +62,16 @@ function run(handler: Handler, method: string, url: string, settings: { sensitiv
     handler(req, res, () => (next = true))
   } catch (error) {
     const e = error as Record<string, unknown>
-    return { error: { name: (error as Error).constructor.name, status: e['status'], message: e['message'], path: e['path'], headers: e['headers'], errors: e['errors'] } }
+    return {
+      error: {
+        name: (error as Error).constructor.name,
+        status: e['status'],
+        message: e['message'],
+        path: e['path'],
+        headers: e['headers'],
+        errors: e['errors'],
+      },
+    }
   }
   return { next, openapi: req['openapi'] as Record<string, unknown> | undefined, params: req['params'] }
 }
@@ -83,7 +107,12 @@ describe('the indexed operation lookup', () => {
   const url = (): fc.Arbitrary<string> =>
     fc.oneof(
       fc
-        .tuple(fc.constantFrom(...templates), fc.array(segment, { minLength: 4, maxLength: 4 }), fc.constantFrom('', '/', '?x=1', '?', '/?a=%zz', '#f'), fc.boolean())
+        .tuple(
+          fc.constantFrom(...templates),
+          fc.array(segment, { minLength: 4, maxLength: 4 }),
+          fc.constantFrom('', '/', '?x=1', '?', '/?a=%zz', '#f'),
+          fc.boolean(),
+        )
         .map(([template, values, suffix, upper]) => {
           let i = 0
           const filled = template.replace(/\{[^}]+\}/g, () => values[i++ % values.length]!) + suffix
@@ -123,7 +152,11 @@ describe('the indexed operation lookup', () => {
   it('covers what it claims: matches, 405s, 404s, malformed escapes and pass-throughs all occur', () => {
     const indexed = indexedOperationLookup(state.context as never, state.responseApiDoc as never) as unknown as Handler
     const settings = { sensitive: true, strict: true }
-    expect(run(indexed, 'GET', '/a2a/tasks/abc%20def?x=1', settings)).toMatchObject({ next: true, openapi: { openApiRoute: '/a2a/tasks/{a2a_task_id}', pathParams: { a2a_task_id: 'abc def' } }, params: { a2a_task_id: 'abc def' } })
+    expect(run(indexed, 'GET', '/a2a/tasks/abc%20def?x=1', settings)).toMatchObject({
+      next: true,
+      openapi: { openApiRoute: '/a2a/tasks/{a2a_task_id}', pathParams: { a2a_task_id: 'abc def' } },
+      params: { a2a_task_id: 'abc def' },
+    })
     expect(run(indexed, 'POST', '/tasks/t1/complete', settings)).toMatchObject({ next: true, openapi: { openApiRoute: '/tasks/{task_id}/complete' } })
     expect(run(indexed, 'DELETE', '/tasks/t1/complete', settings).error).toMatchObject({ name: 'MethodNotAllowed', status: 405, headers: { Allow: 'POST' } })
     expect(run(indexed, 'GET', '/a2a/tasks/%E2%82', settings).error).toMatchObject({ name: 'BadRequest', status: 400 })
@@ -135,7 +168,11 @@ describe('the indexed operation lookup', () => {
     const original = applyOpenApiMetadata(lenient.context, lenient.responseApiDoc)
     const indexed = indexedOperationLookup(lenient.context as never, lenient.responseApiDoc as never) as unknown as Handler
     const settings = { sensitive: true, strict: true }
-    for (const [method, path] of [['GET', '/no/such/path'], ['DELETE', '/tasks/t1/complete'], ['GET', '/health']] as const) {
+    for (const [method, path] of [
+      ['GET', '/no/such/path'],
+      ['DELETE', '/tasks/t1/complete'],
+      ['GET', '/health'],
+    ] as const) {
       const outcome = run(indexed, method, path, settings)
       expectSame(outcome, run(original, method, path, settings), `${method} ${path}`)
       if (path !== '/health') expect(outcome).toEqual({ next: true, openapi: undefined, params: {} })
