@@ -193,13 +193,13 @@ const NEEDS_ESCAPE = /[\u0000-\u001f"\\]/
 const NON_PRINTABLE_ASCII = /[^\u0020-\u007e]/
 const LONE_SURROGATE = /[\ud800-\udfff]/u
 const SHORT_ESCAPES: Record<number, string> = {
-  0x22: '\\"',
-  0x5c: '\\\\',
-  0x0a: '\\n',
-  0x0d: '\\r',
-  0x09: '\\t',
-  0x08: '\\b',
-  0x0c: '\\f',
+  34: '\\"',
+  92: '\\\\',
+  10: '\\n',
+  13: '\\r',
+  9: '\\t',
+  8: '\\b',
+  12: '\\f',
 }
 
 function hex4(code: number): string {

@@ -194,9 +194,7 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
   if (recomputed !== digest) {
     return reject('digest_mismatch', `lineage envelope chain_digest mismatch (carried ${digest}, recomputed ${recomputed})`)
   }
-  const version = pythonInt(
-    Object.prototype.hasOwnProperty.call(payload, 'schema_version') ? (payload['schema_version'] as PyValue) : LINEAGE_ENVELOPE_SCHEMA_VERSION,
-  )
+  const version = pythonInt(Object.hasOwn(payload, 'schema_version') ? (payload['schema_version'] as PyValue) : LINEAGE_ENVELOPE_SCHEMA_VERSION)
   if (typeof version === 'string') return reject('invalid_schema_version', version)
 
   if (options.checkEntryHashes) {

@@ -241,7 +241,7 @@ export function verifySpine(content: Uint8Array | string, masterKey: Uint8Array,
       continue
     }
     const present = row
-    const missing = REQUIRED_ROW_FIELDS.filter((field) => !Object.prototype.hasOwnProperty.call(present, field)).sort()
+    const missing = REQUIRED_ROW_FIELDS.filter((field) => !Object.hasOwn(present, field)).sort()
     if (missing.length > 0) {
       errors.push(`line ${n}: missing fields ${pythonRepr(missing)}`)
       continue

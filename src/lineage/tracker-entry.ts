@@ -258,7 +258,7 @@ const HASH_KEYS = ['prev_entry_hash', 'entry_hash', 'input_prompt_hash', 'output
 const ACTOR_KEYS = ['session_id', 'role', 'model'] as const
 
 function has(obj: PyObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(obj, key)
+  return Object.hasOwn(obj, key)
 }
 
 function notSubscriptable(value: PyValue): string {

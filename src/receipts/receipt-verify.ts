@@ -131,7 +131,7 @@ async function verifyHeadSignature(
     }
   }
   if (!valid) return refused('head_signature.signature_b64 does not verify against head_sha256')
-  const keyId = Object.prototype.hasOwnProperty.call(headSignature, 'key_id') ? pythonStr(headSignature['key_id'] as PyValue) : ''
+  const keyId = Object.hasOwn(headSignature, 'key_id') ? pythonStr(headSignature['key_id'] as PyValue) : ''
   return ok(keyId || null)
 }
 
@@ -142,9 +142,9 @@ function shown(value: unknown): string {
 function kidFailures(receipt: A2ATaskReceipt, trustedJwk: Readonly<Record<string, unknown>> | undefined): string[] {
   const failures: string[] = []
   const head = receipt.head_signature
-  const keyId = Object.prototype.hasOwnProperty.call(head, 'key_id') ? head['key_id'] : undefined
+  const keyId = Object.hasOwn(head, 'key_id') ? head['key_id'] : undefined
   const jwk = head['public_key_jwk']
-  const jwkKid = isPyObject(jwk) && Object.prototype.hasOwnProperty.call(jwk, 'kid') ? jwk['kid'] : undefined
+  const jwkKid = isPyObject(jwk) && Object.hasOwn(jwk, 'kid') ? jwk['kid'] : undefined
   // A JWK without kid is legal (RFC 7517); key_id is not optional in a receipt.
   if (keyId !== receipt.kid || (jwkKid !== undefined && jwkKid !== receipt.kid)) {
     failures.push(`kid mismatch: receipt kid ${receipt.kid}, key_id ${shown(keyId)}, jwk kid ${shown(jwkKid)}`)

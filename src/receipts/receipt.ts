@@ -133,7 +133,7 @@ export function parseReceipt(value: PyValue): ReceiptParseResult {
       return fail('malformed_receipt', `A2A receipt '${key}' must be a non-empty string`)
     }
   }
-  const has = (key: string): boolean => Object.prototype.hasOwnProperty.call(value, key)
+  const has = (key: string): boolean => Object.hasOwn(value, key)
   const headSignature = has('head_signature') ? (value['head_signature'] as PyValue) : {}
   if (!isPyObject(headSignature)) return fail('malformed_receipt', "A2A receipt 'head_signature' must be an object")
   const version = has('schema_version') ? (value['schema_version'] as PyValue) : A2A_RECEIPT_SCHEMA_VERSION

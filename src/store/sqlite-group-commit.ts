@@ -77,7 +77,7 @@ export class SqliteGroupCommit {
 
   async #runGroup(db: Kysely<Database>, group: readonly Pending[]): Promise<void> {
     const done: { pending: Pending; value: unknown }[] = []
-    let abandoned: unknown = undefined
+    let abandoned: unknown
     let next = 0
     for (; next < group.length; next++) {
       const pending = group[next] as Pending

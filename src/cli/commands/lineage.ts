@@ -182,8 +182,7 @@ async function inspectAction(opts: InspectOptions, cmd: Command): Promise<void> 
   // A bare payload has the envelope's own keys; anything else is read as an A2A message carrying the field.
   const carried =
     isPyObject(value) &&
-    (Object.prototype.hasOwnProperty.call(value, LINEAGE_ENVELOPE_FIELD) ||
-      !['source_issuer', 'chain_digest', 'entries'].some((key) => Object.prototype.hasOwnProperty.call(value, key)))
+    (Object.hasOwn(value, LINEAGE_ENVELOPE_FIELD) || !['source_issuer', 'chain_digest', 'entries'].some((key) => Object.hasOwn(value, key)))
   const result = carried ? parseLineageEnvelopeField(value, parseOptions) : parseLineageEnvelope(value, parseOptions)
   const json = wantsJson(cmd)
   if (!result.ok) {
