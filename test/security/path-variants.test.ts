@@ -84,5 +84,38 @@ for (const engine of testEngines()) {
       expect(refused.json).toEqual(AGENT_FORBIDDEN)
       expect((await rawRequest(f.app.url, { method: 'GET', path: '/health', token: null })).status).toBe(200)
     })
+
+    // What the contract does not route is fail-closed, as Bernstein's own permission map is (§1.4): a method a
+    // protected path does not document needs an operator before it learns the path's methods, and the public
+    // documents are public at the paths the contract names, not under the `/api/v1` mount (§1.2).
+    it('an undocumented method of a protected path is operator-only: an agent gets 403, the operator the 405', async () => {
+      const before = await f.store.dump()
+      for (const [method, path, allow] of [
+        ['PUT', '/tasks', 'GET, POST'],
+        ['DELETE', '/api/v1/tasks', 'GET, POST'],
+        ['GET', '/a2a/tasks/send', 'POST'],
+      ] as const) {
+        const agent = await rawRequest(f.app.url, { method, path, token: f.world.creds.agentA, headers: { 'x-tenant-id': f.world.tenantA } })
+        expect(agent.status, `${method} ${path} as agent`).toBe(403)
+        expect(agent.json).toEqual(AGENT_FORBIDDEN)
+        expect(agent.headers.get('allow'), 'an agent is not told the methods').toBeNull()
+        const operator = await rawRequest(f.app.url, { method, path, token: OPERATOR_TOKEN })
+        expect(operator.status, `${method} ${path} as operator`).toBe(405)
+        expect(operator.json).toEqual({ detail: 'Method Not Allowed' })
+        expect(operator.headers.get('allow')).toBe(allow)
+      }
+      expect(await f.store.dump()).toEqual(before)
+    })
+
+    it('the public documents are public only where the contract puts them: under /api/v1 they need a token', async () => {
+      for (const path of ['/docs', '/openapi.json', '/openapi.yaml', '/.well-known/agent.json']) {
+        expect((await rawRequest(f.app.url, { method: 'GET', path, token: null })).status, path).toBe(200)
+        const mounted = await rawRequest(f.app.url, { method: 'GET', path: `/api/v1${path}`, token: null })
+        expect(mounted.status, `/api/v1${path}`).toBe(401)
+        expect(mounted.json).toEqual({ detail: 'Missing or invalid Authorization header' })
+        const asOperator = await rawRequest(f.app.url, { method: 'GET', path: `/api/v1${path}`, token: OPERATOR_TOKEN })
+        expect(asOperator.status, `/api/v1${path} as operator`).toBe(404)
+      }
+    })
   })
 }
