@@ -10,7 +10,7 @@ import { keyFingerprint } from '../crypto/fingerprint.js'
 import { KeyRejected } from '../crypto/key-rejected.js'
 import { CapabilityCardInvalid, capabilityCardSigningBytes, parseCapabilityCard } from './capability-card.js'
 import type { SignedCapabilityCard } from './capability-card.js'
-import { isExpired, verifyCapabilityCard } from './verify-capability-card.js'
+import { cardTimeFailure, isExpired, verifyCapabilityCard } from './verify-capability-card.js'
 
 export type CardConformanceCheckName = 'required_fields' | 'jcs_canonical' | 'signature' | 'expiry' | 'issuer'
 
@@ -69,11 +69,14 @@ export async function checkCardConformance(signed: unknown, now: number): Promis
   }
 
   const expiresAt = raw['expires_at']
+  const createdAt = raw['created_at']
   if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) {
     checks.push({ name: 'expiry', passed: false, detail: 'expires_at is missing or not a number' })
   } else {
     const shown = `expires_at=${pythonRepr(new PyFloat(expiresAt))}`
+    const times = typeof createdAt === 'number' && Number.isFinite(createdAt) ? cardTimeFailure({ created_at: createdAt, expires_at: expiresAt }, now) : null
     if (isExpired(expiresAt, now)) checks.push({ name: 'expiry', passed: false, detail: `card is expired (${shown})` })
+    else if (times !== null) checks.push({ name: 'expiry', passed: false, detail: `${times.detail} (${times.code})` })
     else if (expiresAt <= 0) checks.push({ name: 'expiry', passed: true, detail: `card does not expire (${shown})` })
     else checks.push({ name: 'expiry', passed: true, detail: `card is within its validity window (${shown})` })
   }

@@ -30,7 +30,8 @@ export interface IssueCapabilityCardOptions {
  * seed 11×32, issuer `acme-orch`, now 1700000000, ttl 3600 reproduces Bernstein's `card_a.signed.json`.
  *
  * @throws CapabilityCardInvalid when the inputs make an invalid card (e.g. an empty issuer or a negative cost cap);
- *   KeyRejected when the PEM is not an Ed25519 PKCS#8 key; TypeError for a negative or non-finite TTL or time.
+ *   KeyRejected when the PEM is not an Ed25519 PKCS#8 key; TypeError for a negative or non-finite TTL or time, or
+ *   one that would make `expires_at` negative or not after `created_at`.
  * @example
  * const signed = await issueCapabilityCard({ issuer: 'acme', name: 'Acme', tools: ['code_review'],
  *   policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
@@ -42,6 +43,9 @@ export async function issueCapabilityCard(options: IssueCapabilityCardOptions): 
     throw new TypeError('ttlSeconds must be a non-negative number')
   }
   if (typeof now !== 'number' || !Number.isFinite(now)) throw new TypeError('now must be a number of Unix seconds')
+  const expiresAt = ttlSeconds > 0 ? now + ttlSeconds : 0
+  // Bernstein reads a negative expires_at as "never" and a card may not expire before it was made: never issue either.
+  if (expiresAt < 0 || (ttlSeconds > 0 && expiresAt <= now)) throw new TypeError('the card would expire before it was created')
   const privateKey = typeof options.privateKey === 'string' ? privateKeyFromPem(options.privateKey) : options.privateKey
   const card = parseCapabilityCardBody({
     schema_version: CAPABILITY_CARD_SCHEMA_VERSION,
@@ -53,7 +57,7 @@ export async function issueCapabilityCard(options: IssueCapabilityCardOptions): 
     public_key_pem: exportSpkiPem(privateKey),
     kid: kid ?? `a2a-${issuer}`,
     created_at: now,
-    expires_at: ttlSeconds > 0 ? now + ttlSeconds : 0,
+    expires_at: expiresAt,
   })
   const signature = await signDetachedJws(capabilityCardSigningBytes(card), { alg: 'EdDSA', kid: card.kid, typ: CAPABILITY_CARD_TYP }, privateKey)
   return { alg: 'EdDSA', card, signature }

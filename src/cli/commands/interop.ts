@@ -238,6 +238,8 @@ const CARD_FAILURE_TEXT: Readonly<Record<CardVerifyFailure, string>> = {
   kid_mismatch: 'key id of the signature does not match the card',
   key: 'public key is unusable',
   signature: 'signature is invalid',
+  invalid_lifetime: 'card expires before it was created',
+  not_yet_valid: 'card was created in the future',
   expired: 'card has expired',
 }
 

@@ -39,6 +39,23 @@ describe('checkCardConformance', () => {
     expect(report.checks[3]).toEqual({ name: 'expiry', passed: true, detail: 'card does not expire (expires_at=0.0)' })
   })
 
+  it('a card made in the future fails the expiry check and says why', async () => {
+    const signed = await issueCapabilityCard({
+      issuer: 'x',
+      name: 'X',
+      tools: [],
+      policies: { cost_cap_usd: 0, redaction_tier: 'none', sandbox_profile: 'none' },
+      ttlSeconds: 3600,
+      privateKey: cardAKey,
+      now: NOW + 301,
+    })
+    const report = await checkCardConformance(signed, NOW)
+    expect(report.ok).toBe(false)
+    expect(report.checks.filter((c) => !c.passed)).toEqual([
+      { name: 'expiry', passed: false, detail: `created_at ${NOW + 301}.0 is more than 300 s in the future (not_yet_valid)` },
+    ])
+  })
+
   it('reports on a malformed card instead of refusing it', async () => {
     const value = raw('card_a.signed.json') as { card: Record<string, unknown> }
     value.card['advertised_tools'] = 'code_review'

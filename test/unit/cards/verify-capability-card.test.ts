@@ -66,6 +66,9 @@ describe('issueCapabilityCard', () => {
       "CardPolicies 'cost_cap_usd' must be non-negative",
     )
     await expect(issueCapabilityCard({ ...base, ttlSeconds: -1 })).rejects.toThrow(TypeError)
+    // Never issue what Bernstein would read as "never expires" (negative) or a card that expires as it is made.
+    await expect(issueCapabilityCard({ ...base, now: -100, ttlSeconds: 60 })).rejects.toThrow('the card would expire before it was created')
+    await expect(issueCapabilityCard({ ...base, now: 1e18, ttlSeconds: 1 })).rejects.toThrow('the card would expire before it was created')
     await expect(issueCapabilityCard({ ...base, privateKey: 'nope' })).rejects.toBeInstanceOf(KeyRejected)
   })
 })
@@ -194,5 +197,46 @@ describe('malformed input is a clean rejection', () => {
     const value = JSON.parse(JSON.stringify(cardA())) as SignedCapabilityCard
     value.card.kid = 'someone-else'
     expect(await verifyCapabilityCard(value, { now: NOW })).toMatchObject({ ok: false, code: 'kid_mismatch' })
+  })
+})
+
+describe('the times of an authentic card', () => {
+  /** Card a with other times, signed by its own key, so that only the times can fail. */
+  async function cardAt(createdAt: number, expiresAt: number): Promise<SignedCapabilityCard> {
+    const card = { ...cardA().card, created_at: createdAt, expires_at: expiresAt }
+    return {
+      alg: 'EdDSA',
+      card,
+      signature: await signDetachedJws(capabilityCardSigningBytes(card), { alg: 'EdDSA', kid: card.kid, typ: 'a2a-capability+jws' }, cardAKey),
+    }
+  }
+
+  it('expires_at not after created_at is refused as invalid_lifetime, whatever the time', async () => {
+    for (const expiresAt of [1_700_000_000, 1_699_999_999]) {
+      const result = await verifyCapabilityCard(await cardAt(1_700_000_000, expiresAt), { now: 1_700_000_000 })
+      expect(result).toMatchObject({ ok: false, code: 'invalid_lifetime' })
+    }
+    expect(await verifyCapabilityCard(await cardAt(1_700_000_000, 1_700_000_000), { now: 1_700_000_000 })).toMatchObject({
+      detail: 'expires_at 1700000000.0 is not after created_at 1700000000.0',
+    })
+  })
+
+  it('a created_at beyond the clock skew is not yet valid; within it, or with another skew, it is', async () => {
+    const card = await cardAt(1_700_000_000, 0)
+    expect(await verifyCapabilityCard(card, { now: 1_700_000_000 - 301 })).toMatchObject({
+      ok: false,
+      code: 'not_yet_valid',
+      detail: 'created_at 1700000000.0 is more than 300 s in the future',
+    })
+    expect((await verifyCapabilityCard(card, { now: 1_700_000_000 - 300 })).ok).toBe(true)
+    expect((await verifyCapabilityCard(card, { now: 1_700_000_000 - 301, clockSkewSeconds: 600 })).ok).toBe(true)
+    expect((await verifyCapabilityCard(card, { now: 1_700_000_000 - 301, checkExpiry: false })).ok).toBe(true)
+    await expect(verifyCapabilityCard(card, { clockSkewSeconds: -1 })).rejects.toThrow(TypeError)
+  })
+
+  it('Bernstein cards with a negative or zero expires_at still read as never expiring', async () => {
+    for (const expiresAt of [0, -1, -1_800_000_000]) {
+      expect((await verifyCapabilityCard(await cardAt(1_700_000_000, expiresAt), { now: 1e10 })).ok, String(expiresAt)).toBe(true)
+    }
   })
 })
