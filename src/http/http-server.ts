@@ -133,9 +133,12 @@ function limitPerAddress(server: Server, max: number, limitLoopback: boolean): v
   })
 }
 
-/** Whether a request still has body bytes to come. */
+/**
+ * Whether a request still has body bytes to come. A request with an `Expect` header is not counted: its client waits
+ * for the answer before it sends (or skips) the body, and the connection stays usable after it, as Node keeps it.
+ */
 function bodyStillArriving(req: IncomingMessage): boolean {
-  if (req.complete) return false
+  if (req.complete || req.headers.expect !== undefined) return false
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0'
 }
 
