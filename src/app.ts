@@ -7,6 +7,7 @@ import { AppError } from './errors.js'
 import { identityRoutes } from './identity/identity.handlers.js'
 import { inboundBodyVerifier, inboundRoutes } from './federation/inbound.handlers.js'
 import { healthRoutes } from './health/health.handlers.js'
+import { Admission, type AdmissionOptions } from './http/admission.js'
 import { authenticate } from './http/auth.js'
 import { exactPaths } from './http/exact-path.js'
 import { docsAssets, docsRoutes, DOCS_ASSETS } from './http/docs.js'
@@ -52,6 +53,8 @@ export interface AppDeps extends ServiceDeps {
   readonly rateLimitLoopback?: boolean
   /** Where `GET /metrics` series live (a fresh registry when absent; never prom-client's global one). */
   readonly metricsRegistry?: Registry
+  /** Load shedding, the answer deadline and the drain's refusals; none when absent. */
+  readonly admission?: AdmissionOptions
 }
 
 export interface App {
@@ -88,6 +91,8 @@ export function createApp(deps: AppDeps): App {
   const logger = deps.logger ?? silentLogger
   const metrics = new PrometheusMetrics(deps.metricsRegistry ?? PrometheusMetrics.newRegistry())
   metrics.observeStore(deps.store)
+  const admission = new Admission(deps.admission ?? { maxWritesInFlight: 0, requestDeadlineMs: 0 })
+  metrics.observeWritesInFlight(() => admission.writesInFlight)
   const services = deps.services ?? createServices({ ...deps, metrics: deps.metrics ?? metrics })
   const { tasks, a2a, inbound, health, lineage } = services
   const routes: RouteDefinition[] = [
@@ -128,6 +133,8 @@ export function createApp(deps: AppDeps): App {
   app.use(authenticate({ resolveToken: deps.resolveToken }))
   app.use(authorize())
   app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))
+  // Cheap refusals under load or while draining, before any body is read or the database is asked.
+  app.use(admission.admit())
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
   app.use(readBodies({ json: express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }), raw: readRawBody }))
@@ -154,6 +161,7 @@ export function createApp(deps: AppDeps): App {
   // After the validator, which coerces query integers to numbers without checking that they stayed exact.
   app.use(rejectInexactQueryIntegers())
 
+  app.use(admission.deadline())
   app.use(operationDispatcher(handlers))
   app.use(() => {
     throw new AppError('not_found', 'Not Found')

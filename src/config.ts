@@ -59,6 +59,30 @@ export interface Config {
   readonly federationPollMs: number
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
+  /** Connections, shutdown and load shedding (docs/reliability.md). */
+  readonly http: HttpLimits
+}
+
+/** How the node holds up under slow clients, many connections, SIGTERM and overload (docs/reliability.md). */
+export interface HttpLimits {
+  /** Time to receive a request's header block (Node `headersTimeout`); 408 and close past it. */
+  readonly headersTimeoutMs: number
+  /** Time to receive a whole request, its body included (Node `requestTimeout`); 408 and close past it. */
+  readonly requestTimeoutMs: number
+  /** How long an idle kept-alive connection stays open (Node `keepAliveTimeout`). */
+  readonly keepAliveTimeoutMs: number
+  /** Open connections at most (0: no limit); one more is closed at once, unanswered. */
+  readonly maxConnections: number
+  /** Open connections per client address at most (0: no limit); loopback only with BERNSTEIN_RATE_LIMIT_LOOPBACK. */
+  readonly maxConnectionsPerIp: number
+  /** Writes (POST, PUT, PATCH, DELETE) in flight at most (0: no limit); one more is answered 503 with Retry-After. */
+  readonly maxWritesInFlight: number
+  /** From a request's body being read to its answer: past it, 503 with Retry-After (0: no deadline). */
+  readonly requestDeadlineMs: number
+  /** After SIGTERM: how long the node goes on accepting connections and serving (every answer `Connection: close`). */
+  readonly shutdownGraceMs: number
+  /** After SIGTERM: when the process exits at the latest, in-flight requests or not. */
+  readonly shutdownTimeoutMs: number
 }
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -255,5 +279,29 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       sandbox_profile: oneOf(env, 'BERNSTEIN_A2A_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'container'),
     }),
     auditKeyPath: env['BERNSTEIN_AUDIT_KEY_PATH']?.trim() ? resolve(cwd, env['BERNSTEIN_AUDIT_KEY_PATH'].trim()) : resolve(dataDir, 'audit.key'),
+    http: httpLimits(env),
+  })
+}
+
+/**
+ * Connections, shutdown and load shedding, one block (docs/reliability.md). The request timeout is sized for the
+ * body cap (1 MiB): 30 s lets a client as slow as 35 KB/s send the largest body the node accepts.
+ */
+function httpLimits(env: Env): HttpLimits {
+  const shutdownGraceMs = bounded(env, 'BERNSTEIN_SHUTDOWN_GRACE_MS', 0, 0, 600_000)
+  const shutdownTimeoutMs = bounded(env, 'BERNSTEIN_SHUTDOWN_TIMEOUT_MS', 10_000, 1, 600_000)
+  if (shutdownTimeoutMs < shutdownGraceMs) {
+    throw new ConfigError(`BERNSTEIN_SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}) must be at least BERNSTEIN_SHUTDOWN_GRACE_MS (${shutdownGraceMs})`)
+  }
+  return Object.freeze({
+    headersTimeoutMs: bounded(env, 'BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS', 10_000, 1, 600_000),
+    requestTimeoutMs: bounded(env, 'BERNSTEIN_HTTP_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
+    keepAliveTimeoutMs: bounded(env, 'BERNSTEIN_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 600_000),
+    maxConnections: count(env, 'BERNSTEIN_MAX_CONNECTIONS', 1_000),
+    maxConnectionsPerIp: count(env, 'BERNSTEIN_MAX_CONNECTIONS_PER_IP', 100),
+    maxWritesInFlight: count(env, 'BERNSTEIN_MAX_WRITES_IN_FLIGHT', 128),
+    requestDeadlineMs: count(env, 'BERNSTEIN_REQUEST_DEADLINE_MS', 5_000),
+    shutdownGraceMs,
+    shutdownTimeoutMs,
   })
 }

@@ -26,6 +26,8 @@ export type ErrorCode =
   | 'payload_too_large'
   /** Refused by Node's HTTP parser before the app sees the request (answered by `http/client-errors.ts`). */
   | 'header_fields_too_large'
+  /** The header block or the whole request did not arrive in time (BERNSTEIN_HTTP_*_TIMEOUT_MS; `http/client-errors.ts`). */
+  | 'request_timeout'
   | 'unsupported_media_type'
   | 'not_found'
   | 'method_not_allowed'

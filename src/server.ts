@@ -19,8 +19,56 @@ export interface RunningServer {
   readonly url: string
   readonly app: App
   readonly store: Store
-  /** Stops accepting connections, lets in-flight requests finish, then closes the database. */
+  /**
+   * Drains (docs/reliability.md) and closes the database: readiness red at once, every answer `Connection: close`,
+   * connections still accepted for the grace period, then refused requests (503) and in-flight ones finished, all
+   * within the shutdown timeout. Idempotent.
+   */
   close(): Promise<void>
+}
+
+/** Where a drain is: the HTTP server and the app read it on every answer and request. */
+interface DrainState {
+  /** SIGTERM received: readiness red, every answer closes its connection. */
+  closing: boolean
+  /** The grace period is over: no more connections accepted, requests still arriving answered 503. */
+  refusing: boolean
+}
+
+/** Readiness goes red and every answer from now on says `Connection: close`: the first step of a drain. */
+export function markDraining(app: App, drain: DrainState): void {
+  drain.closing = true
+  app.services.health.markDraining()
+}
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    if (ms <= 0) return resolve()
+    setTimeout(resolve, ms).unref()
+  })
+
+/**
+ * The drain: readiness red and `Connection: close` at once, the follower told to stop; connections accepted and
+ * served for `shutdownGraceMs`; then the listener closed, idle connections closed and requests still arriving on
+ * open ones refused (503 with Retry-After, where the operation documents it), until every connection is closed or
+ * `shutdownTimeoutMs` after the start, when the rest are destroyed. Then the follower's pass in progress is awaited.
+ */
+async function drainServer(server: Server, app: App, drain: DrainState, follower: { stop(): Promise<void> }, limits: Config['http']): Promise<void> {
+  const started = performance.now()
+  markDraining(app, drain)
+  const followerStopped = follower.stop()
+  await sleep(limits.shutdownGraceMs)
+  drain.refusing = true
+  await new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), Math.max(0, limits.shutdownTimeoutMs - (performance.now() - started)))
+    force.unref()
+    server.close(() => {
+      clearTimeout(force)
+      resolve()
+    })
+    server.closeIdleConnections()
+  })
+  await followerStopped
 }
 
 /** Why binding failed, with what to do, for the errors an operator fixes; null for anything else. */
@@ -171,7 +219,17 @@ function tokenResolver(config: Config, store: Store, logger: Logger): TokenResol
  * listening. Requests that arrive while the node opens wait for it.
  */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const server = createHttpServer()
+  const drain: DrainState = { closing: false, refusing: false }
+  const limits = config.http
+  const server = createHttpServer({
+    headersTimeoutMs: limits.headersTimeoutMs,
+    requestTimeoutMs: limits.requestTimeoutMs,
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+    maxConnections: limits.maxConnections,
+    maxConnectionsPerIp: limits.maxConnectionsPerIp,
+    limitLoopback: config.rateLimitLoopback,
+    closing: () => drain.closing,
+  })
   const waiting = holdRequests(server)
   const boundPort = await listen(server, config.port, config.host)
   let node: Node | undefined
@@ -193,6 +251,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       rateLimiters: await rateLimiters(config, node.connection),
       rateLimitLoopback: config.rateLimitLoopback,
       metricsRegistry: node.metrics.registry,
+      admission: { maxWritesInFlight: limits.maxWritesInFlight, requestDeadlineMs: limits.requestDeadlineMs, refusing: () => drain.refusing },
     })
   } catch (error) {
     await node?.close()
@@ -203,17 +262,17 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   waiting.release(app.express)
   const follower = startFollower(app, config.federationPollMs, logger)
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  let closing: Promise<void> | undefined
   return {
     url: `http://${host}:${boundPort}`,
     app,
     store: opened.store,
-    async close() {
-      await follower.stop()
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeIdleConnections()
-      })
-      await opened.close()
+    close() {
+      closing ??= (async () => {
+        await drainServer(server, app, drain, follower, limits)
+        await opened.close()
+      })()
+      return closing
     },
   }
 }

@@ -14,6 +14,7 @@ export class HealthService {
   readonly #store: Store
   readonly #clock: Clock
   readonly #startedAt: number
+  #draining = false
 
   constructor(store: Store, clock: Clock) {
     this.#store = store
@@ -21,7 +22,13 @@ export class HealthService {
     this.#startedAt = clock.now()
   }
 
+  /** The node is shutting down (SIGTERM): readiness is red from now on, whatever the database says. */
+  markDraining(): void {
+    this.#draining = true
+  }
+
   async readiness(): Promise<Readiness> {
+    if (this.#draining) return { ready: false, reason: 'draining' }
     try {
       await this.#store.ping()
       return { ready: true, reason: 'database reachable' }

@@ -1,6 +1,14 @@
 import { STATUS_CODES, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
+import type { ErrorCode } from '../errors.js'
 import { STATUS_OF } from './problem.js'
+
+/** Node's codes for the refusals that are not a plain 400. */
+const CLIENT_ERROR_ANSWERS: Readonly<Record<string, readonly [ErrorCode, string]>> = {
+  HPE_HEADER_OVERFLOW: ['header_fields_too_large', 'Request header fields too large'],
+  // The header block (BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS) or the whole request (BERNSTEIN_HTTP_REQUEST_TIMEOUT_MS) was too slow.
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'Request not received in time'],
+}
 
 /**
  * Requests Node rejects before Express sees them (oversized headers, malformed request lines) still get the
@@ -12,9 +20,9 @@ export function answerClientErrors(server: Server): void {
       socket.destroy()
       return
     }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-    const status = STATUS_OF[tooLarge ? 'header_fields_too_large' : 'invalid_request']
-    const body = JSON.stringify({ detail: tooLarge ? 'Request header fields too large' : 'Bad Request' })
+    const [code, detail] = CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? ['invalid_request', 'Bad Request']
+    const status = STATUS_OF[code]
+    const body = JSON.stringify({ detail })
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -71,6 +71,15 @@ export function operationDispatcher(targets: ReadonlyMap<string, Target>): Reque
     if (target === undefined) return next()
     // Express resets req.params for every middleware layer; the validator's (decoded, coerced) ones are the truth.
     req.params = matched.pathParams ?? {}
-    writeReply(res, await target.route.handle(req, res), operation, target.validated)
+    let reply: Awaited<ReturnType<typeof target.route.handle>>
+    try {
+      reply = await target.route.handle(req, res)
+    } catch (error) {
+      // Answered 503 at the request deadline (Admission.deadline) while the handler still worked: nothing to add.
+      if (res.locals['deadlinePassed'] === true) return
+      throw error
+    }
+    if (res.locals['deadlinePassed'] === true) return
+    writeReply(res, reply, operation, target.validated)
   }
 }

@@ -2,6 +2,33 @@ import { type IncomingMessage, type Server, ServerResponse, createServer } from 
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { answerClientErrors } from './client-errors.js'
+import { isLoopback } from './client-ip.js'
+
+/** Connection discipline (docs/reliability.md); each field absent keeps Node's default. */
+export interface ConnectionOptions {
+  readonly headersTimeoutMs?: number
+  readonly requestTimeoutMs?: number
+  readonly keepAliveTimeoutMs?: number
+  /** 0 or absent: no limit. */
+  readonly maxConnections?: number
+  /** 0 or absent: no limit. */
+  readonly maxConnectionsPerIp?: number
+  /** The per-address limit applies to loopback clients too. */
+  readonly limitLoopback?: boolean
+  /** True once the node drains (SIGTERM): every answer from then on closes its connection. */
+  readonly closing?: () => boolean
+}
+
+/**
+ * How long a connection answered early (a 401 or 413 while its body was still arriving) is still read, and what is
+ * read discarded, after the answer and our FIN, before it is destroyed: closing a socket with unread input makes the
+ * kernel send a reset, which can make the client lose the answer it was sent. Bounded, so that a client trickling
+ * its body holds the connection this long and no longer.
+ */
+export const LINGER_MS = 2_000
+
+/** How often Node checks the header and request timeouts (its default, 30 s, would let them overrun by as much). */
+const TIMEOUT_CHECK_MS = 1_000
 
 /**
  * The Node HTTP server the app is served on (attach it with `server.on('request', app.express)`): the node's
@@ -19,8 +46,15 @@ import { answerClientErrors } from './client-errors.js'
  *
  * Requests Node cannot parse at all never become requests: `answerClientErrors` answers them.
  */
-export function createHttpServer(): Server {
-  const server = createServer({ requireHostHeader: false })
+export function createHttpServer(options: ConnectionOptions = {}): Server {
+  const server = createServer({ requireHostHeader: false, connectionsCheckingInterval: TIMEOUT_CHECK_MS })
+  if (options.headersTimeoutMs !== undefined) server.headersTimeout = options.headersTimeoutMs
+  if (options.requestTimeoutMs !== undefined) server.requestTimeout = options.requestTimeoutMs
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs
+  // Node refuses a connection past this itself, before any JavaScript object is made for it: closed unanswered.
+  if (options.maxConnections) server.maxConnections = options.maxConnections
+  if (options.maxConnectionsPerIp) limitPerAddress(server, options.maxConnectionsPerIp, options.limitLoopback ?? false)
+  closeAfterEarlyAnswers(server, options.closing ?? (() => false))
   answerClientErrors(server)
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     server.emit('request', req, res)
@@ -73,4 +107,74 @@ function answerConnect(server: Server, req: IncomingMessage, socket: Socket): vo
     server.emit('request', req, res)
   }
   answer()
+}
+
+/**
+ * At most `max` open connections per client address: one more is destroyed at once, unanswered (the cheapest
+ * refusal, and the one Node makes past `maxConnections`). Loopback is exempt unless `limitLoopback`, as with the rate
+ * limits: a reverse proxy on the same host is one address for every client.
+ */
+function limitPerAddress(server: Server, max: number, limitLoopback: boolean): void {
+  const open = new Map<string, number>()
+  server.prependListener('connection', (socket: Socket) => {
+    const address = socket.remoteAddress
+    if (address === undefined || (!limitLoopback && isLoopback(address))) return
+    const count = open.get(address) ?? 0
+    if (count >= max) {
+      socket.destroy()
+      return
+    }
+    open.set(address, count + 1)
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left <= 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
+}
+
+/**
+ * Whether a request still has body bytes to come. A request with an `Expect` header is not counted: its client waits
+ * for the answer before it sends (or skips) the body, and the connection stays usable after it, as Node keeps it.
+ */
+function bodyStillArriving(req: IncomingMessage): boolean {
+  if (req.complete || req.headers.expect !== undefined) return false
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0'
+}
+
+/**
+ * An answer sent while the request's body is still arriving (a 401, 403, 413, 415 or 429 made before or while
+ * reading it) closes the connection: Node would otherwise read and discard the rest of the body to keep the
+ * connection, for as long as the client takes to send it (a POST declaring 100 000 bytes and sending one every 5 s
+ * held its connection for the whole request timeout). So does every answer once the node drains (`closing`). Both
+ * answer `Connection: close`; the early ones then linger ({@link LINGER_MS}) rather than reset the client.
+ */
+function closeAfterEarlyAnswers(server: Server, closing: () => boolean): void {
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    const writeHead = res.writeHead
+    res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+      const early = bodyStillArriving(req)
+      if (early || closing()) res.shouldKeepAlive = false
+      if (early) lingerOnClose(req.socket)
+      return writeHead.apply(this, args)
+    } as ServerResponse['writeHead']
+  })
+}
+
+/**
+ * Node ends a connection whose answer said `Connection: close` with `destroySoon` (our FIN, then destroy as soon as
+ * it is written); this one instead keeps reading and discarding until the client closes its side or {@link LINGER_MS}
+ * pass, whichever comes first.
+ */
+function lingerOnClose(socket: Socket): void {
+  const lingering = socket as Socket & { destroySoon?: () => void }
+  lingering.destroySoon = () => {
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+    timer.unref()
+    socket.once('close', () => clearTimeout(timer))
+    socket.once('end', () => socket.destroy())
+    socket.on('error', () => socket.destroy())
+    socket.resume()
+    socket.end()
+  }
 }

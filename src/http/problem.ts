@@ -20,6 +20,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   expectation_failed: 417,
   payload_too_large: 413,
   header_fields_too_large: 431,
+  request_timeout: 408,
   unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,

@@ -101,6 +101,19 @@ export class PrometheusMetrics implements Metrics {
     this.#latency.observe({ operation_id: operationId }, record.durationMs / 1000)
   }
 
+  /** The writes in flight (BERNSTEIN_MAX_WRITES_IN_FLIGHT sheds past its limit), read at scrape time. */
+  observeWritesInFlight(read: () => number): void {
+    this.registry.removeSingleMetric('bernstein_http_writes_in_flight')
+    new Gauge({
+      name: 'bernstein_http_writes_in_flight',
+      help: 'Write requests admitted and not yet answered (load shedding answers 503 past BERNSTEIN_MAX_WRITES_IN_FLIGHT)',
+      registers: [this.registry],
+      collect() {
+        this.set(read())
+      },
+    })
+  }
+
   /**
    * Gauges read from the store at scrape time: tasks by status (all tenants) and the length of the tracker-audit
    * chain and the receipt spine. Replaces gauges of an earlier store on the same registry.

@@ -1,0 +1,84 @@
+import type { RequestHandler, Response } from 'express'
+import { AppError } from '../errors.js'
+import { routeOf } from './operation-index.js'
+import { STATUS_OF } from './problem.js'
+
+/** Load shedding, the answer deadline and the drain's refusals (docs/reliability.md). */
+export interface AdmissionOptions {
+  /** Writes in flight at most; 0: no limit. */
+  readonly maxWritesInFlight: number
+  /** From the body read to the answer; 0: no deadline. */
+  readonly requestDeadlineMs: number
+  /** True once the drain's grace period is over: requests still arriving are refused. */
+  readonly refusing?: () => boolean
+}
+
+const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Seconds a refused client is told to wait: another replica, or this one, will have room by then. */
+const RETRY_AFTER_S = '1'
+
+const unavailable = (detail: string): AppError => new AppError('unavailable', detail, { headers: { 'Retry-After': RETRY_AFTER_S } })
+
+/** Only operations that document a 503 are ever answered one here: health, liveness and discovery are always served. */
+function mayRefuse(res: Response): boolean {
+  return routeOf(res).operation?.statuses.has(503) === true
+}
+
+/**
+ * What keeps a loaded node answering quickly instead of queueing: writes past `maxWritesInFlight` are answered 503
+ * with `Retry-After` at once (a write counts from here, after authentication and the rate limit, to the end of its
+ * answer, its body upload included, which the request timeout bounds); an answer not started `requestDeadlineMs`
+ * after the body was read becomes a 503 with `Retry-After` (a database that does not answer, a pool or group commit
+ * backlog); and once a drain's grace period is over, requests still arriving are refused the same way.
+ */
+export class Admission {
+  readonly #options: AdmissionOptions
+  #writesInFlight = 0
+
+  constructor(options: AdmissionOptions) {
+    this.#options = options
+  }
+
+  get writesInFlight(): number {
+    return this.#writesInFlight
+  }
+
+  /** After the rate limit: refuses a write the node has no room for, and counts the ones it admits. */
+  admit(): RequestHandler {
+    const max = this.#options.maxWritesInFlight
+    const refusing = this.#options.refusing ?? (() => false)
+    return (req, res, next) => {
+      if (refusing() && mayRefuse(res)) throw unavailable('Server is shutting down')
+      if (!WRITE_METHODS.has(req.method)) return next()
+      if (max > 0 && this.#writesInFlight >= max && mayRefuse(res)) throw unavailable('Server is overloaded')
+      this.#writesInFlight++
+      res.once('close', () => {
+        this.#writesInFlight--
+      })
+      next()
+    }
+  }
+
+  /**
+   * Just before the handler: an answer not begun in time is a 503 with `Retry-After`. The handler goes on (a
+   * write may still commit, as with any 503 of a lost connection); what it answers later is dropped (see the
+   * dispatcher). The connection is closed after the 503, since the request is still being worked on.
+   */
+  deadline(): RequestHandler {
+    const ms = this.#options.requestDeadlineMs
+    return (_req, res, next) => {
+      if (ms <= 0 || !mayRefuse(res)) return next()
+      const timer = setTimeout(() => {
+        if (res.headersSent) return
+        res.locals['deadlinePassed'] = true
+        res.setHeader('Retry-After', RETRY_AFTER_S)
+        res.setHeader('Connection', 'close')
+        res.status(STATUS_OF.unavailable).json({ detail: 'Service Unavailable' })
+      }, ms)
+      timer.unref()
+      res.once('close', () => clearTimeout(timer))
+      next()
+    }
+  }
+}

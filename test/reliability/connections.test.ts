@@ -1,0 +1,122 @@
+/**
+ * Connection discipline on the real server process (issue 26, finding 2): an answer sent while the request body is
+ * still arriving closes the connection, the header timeout is enforced, and the connection limits (total and per
+ * client address) refuse the connection past them. Connections do not depend on the database: SQLite only.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type ServerProcess, spawnServer } from '../helpers/cli.js'
+import { RawConnection } from '../helpers/raw-http.js'
+
+const TOKEN = 'connections-operator-token-0123456789'
+
+/** Far beyond what the server should take to close; far below the request timeout that closed such connections before. */
+const CLOSE_BOUND_MS = 20_000
+
+describe('connection discipline (serve)', () => {
+  let server: ServerProcess | undefined
+  let dataDir: string | undefined
+  const open: RawConnection[] = []
+
+  afterEach(async () => {
+    for (const c of open.splice(0)) c.destroy()
+    await server?.stop('SIGKILL')
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    server = dataDir = undefined
+  })
+
+  const start = async (env: Record<string, string>): Promise<string> => {
+    dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-conn-'))
+    server = await spawnServer({ BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUTH_TOKEN: TOKEN, ...env })
+    return server.url
+  }
+  const connect = async (url: string): Promise<RawConnection> => {
+    const c = await RawConnection.open(url)
+    open.push(c)
+    return c
+  }
+  /** True when the server closed the connection within `ms`. */
+  const closedWithin = async (c: RawConnection, ms: number): Promise<boolean> => !(await c.stillOpenAfter(ms))
+
+  it('a 401 answered while the body still trickles in closes the connection instead of reading the rest', async () => {
+    // A request timeout far beyond the test: only the early close can end this connection in time.
+    const url = await start({ BERNSTEIN_HTTP_REQUEST_TIMEOUT_MS: '3600000' })
+    const c = await connect(url)
+    c.write('POST /tasks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"title":')
+    const res = await c.response()
+    expect(res.statusLine).toBe('HTTP/1.1 401 Unauthorized')
+    expect(res.headers.get('connection')).toBe('close')
+    // The client goes on sending a byte now and then, as the slow uploader did.
+    const trickle = setInterval(() => c.write(' '), 200)
+    try {
+      expect(await closedWithin(c, CLOSE_BOUND_MS)).toBe(true)
+    } finally {
+      clearInterval(trickle)
+    }
+  }, 60_000)
+
+  it('a 415 answered before the body is read closes the connection as well', async () => {
+    const url = await start({ BERNSTEIN_HTTP_REQUEST_TIMEOUT_MS: '3600000' })
+    const c = await connect(url)
+    c.write(`POST /tasks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: text/plain\r\nContent-Length: 100000\r\n\r\nabc`)
+    const res = await c.response()
+    expect(res.statusLine).toBe('HTTP/1.1 415 Unsupported Media Type')
+    expect(res.headers.get('connection')).toBe('close')
+    const trickle = setInterval(() => c.write(' '), 200)
+    try {
+      expect(await closedWithin(c, CLOSE_BOUND_MS)).toBe(true)
+    } finally {
+      clearInterval(trickle)
+    }
+  }, 60_000)
+
+  it('headers that do not arrive within BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS: 408 in JSON, and closed', async () => {
+    const url = await start({ BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS: '500' })
+    const c = await connect(url)
+    c.write('GET /health/live HTTP/1.1\r\nHost: x\r\n')
+    const res = await c.response()
+    expect(res.statusLine).toBe('HTTP/1.1 408 Request Timeout')
+    expect(res.json).toEqual({ detail: 'Request not received in time' })
+    expect(await closedWithin(c, CLOSE_BOUND_MS)).toBe(true)
+  }, 60_000)
+
+  const live = async (c: RawConnection): Promise<string> => {
+    c.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n')
+    return (await c.response()).statusLine
+  }
+
+  it('BERNSTEIN_MAX_CONNECTIONS_PER_IP: one connection more from the address is closed unanswered; room again once one closes', async () => {
+    const url = await start({ BERNSTEIN_MAX_CONNECTIONS_PER_IP: '2', BERNSTEIN_RATE_LIMIT_LOOPBACK: '1' })
+    const [a, b] = [await connect(url), await connect(url)]
+    expect(await live(a as RawConnection)).toBe('HTTP/1.1 200 OK')
+    expect(await live(b as RawConnection)).toBe('HTTP/1.1 200 OK')
+    const refused = await connect(url)
+    refused.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n')
+    await expect(refused.response()).rejects.toThrow(/closed without a \(complete\) response; received: ""/)
+    a?.destroy()
+    await a?.closed
+    // The server counts the close when it sees it: a new connection is served once it has.
+    let served = false
+    for (let attempt = 0; attempt < 50 && !served; attempt++) {
+      const next = await connect(url)
+      served = await live(next).then(
+        (line) => line === 'HTTP/1.1 200 OK',
+        () => false,
+      )
+      if (!served) await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(served).toBe(true)
+  }, 60_000)
+
+  it('BERNSTEIN_MAX_CONNECTIONS: one connection more is closed unanswered', async () => {
+    const url = await start({ BERNSTEIN_MAX_CONNECTIONS: '2' })
+    const [a, b] = [await connect(url), await connect(url)]
+    expect(await live(a as RawConnection)).toBe('HTTP/1.1 200 OK')
+    expect(await live(b as RawConnection)).toBe('HTTP/1.1 200 OK')
+    const refused = await connect(url)
+    refused.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n')
+    await expect(refused.response()).rejects.toThrow(/closed without a \(complete\) response; received: ""/)
+  }, 60_000)
+})
