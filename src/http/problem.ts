@@ -133,6 +133,20 @@ function nulLocation(req: Request): (string | number)[] {
 }
 
 /**
+ * The 413 for a body whose Content-Length already says it is over the cap, before a byte of it is read: body-parser
+ * would read the whole declared body first (so a client that sends part of it and waits would wait for its request
+ * timeout). Null when the length is not declared, is within the cap, or is of a compressed body (limited decoded).
+ */
+export function declaredTooLarge(req: Request): AppError | null {
+  const contentEncoding = String(req.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase()
+  const declared = Number(req.headers['content-length'])
+  if (contentEncoding !== 'identity' || !Number.isSafeInteger(declared) || declared <= BODY_LIMIT_BYTES) return null
+  return new AppError('payload_too_large', tooLargeDetail(req, {}))
+}
+
+/**
  * The 413 text. It quotes a size only when Content-Length declared the body as sent: the size of a chunked body is
  * unknown when reading stops, and a compressed body is limited after decoding, so its Content-Length (the compressed
  * size) says nothing about the limit it broke.

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express'
 import { routeOf } from './operation-index.js'
+import { declaredTooLarge } from './problem.js'
 
 export interface BodyReaders {
   /** Parses a JSON body (`x-body: json`). */
@@ -18,6 +19,10 @@ export interface BodyReaders {
 export function readBodies(readers: BodyReaders): RequestHandler {
   return (req, res, next) => {
     const reading = routeOf(res).policy.body
+    if (reading !== 'none') {
+      const tooLarge = declaredTooLarge(req)
+      if (tooLarge !== null) return next(tooLarge)
+    }
     if (reading === 'json') return readers.json(req, res, next)
     if (reading === 'raw') return readers.raw(req, res, next)
     return drain(req, next)

@@ -72,6 +72,23 @@ describe('connection discipline (serve)', () => {
     }
   }, 60_000)
 
+  it('a body declared over the cap is a 413 before any of it is read, and the connection closes', async () => {
+    // body-parser alone reads the whole declared body before its 413: this client, which waits after part of it,
+    // would have waited for the request timeout (an hour here).
+    const url = await start({ BERNSTEIN_HTTP_REQUEST_TIMEOUT_MS: '3600000' })
+    const c = await connect(url)
+    c.write(`POST /tasks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n`)
+    c.write(`{"title":"${'x'.repeat(100_000)}`)
+    const res = await c.response()
+    expect(res.statusLine).toBe('HTTP/1.1 413 Payload Too Large')
+    expect(res.headers.get('connection')).toBe('close')
+    expect(res.json).toEqual({ detail: 'Request body 2000000 bytes exceeds 1048576-byte limit' })
+    expect(await closedWithin(c, CLOSE_BOUND_MS)).toBe(true)
+    // Nothing was created.
+    const list = await fetch(`${url}/tasks`, { headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' } })
+    expect(((await list.json()) as { tasks: unknown[] }).tasks).toEqual([])
+  }, 60_000)
+
   it('headers that do not arrive within BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS: 408 in JSON, and closed', async () => {
     const url = await start({ BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS: '500' })
     const c = await connect(url)
