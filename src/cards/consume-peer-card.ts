@@ -37,9 +37,10 @@ export interface ConsumePeerCardOptions {
   metrics?: { signatureVerified(kind: 'capability_card', valid: boolean): void }
 }
 
+/** The accepted card and the fingerprint (`sha256:…`) of its key, which was among the trusted ones. */
 export interface AcceptedPeerCard {
-  card: SignedCapabilityCard
-  fingerprint: string
+  readonly card: SignedCapabilityCard
+  readonly fingerprint: string
 }
 
 /**
@@ -47,8 +48,20 @@ export interface AcceptedPeerCard {
  * failure: `issuer_mismatch` (only with `expectedIssuer`), `signature` (invalid, malformed or expired),
  * `untrusted_issuer`, `policy` (all gate failures joined with `"; "`).
  *
+ * `bernstein-a2a/client`'s `fetchAndVerifyPeerCard` fetches a peer's card and runs these checks, answering with data.
+ *
  * @example
- * await consumePeerCard(signed, { trustedIssuerFingerprints: ['sha256:10ba…'], requirements, now })
+ * const signed = parseCardFile(readFileSync('peer-card.json', 'utf8'))
+ * try {
+ *   const { fingerprint } = await consumePeerCard(signed, {
+ *     trustedIssuerFingerprints: ['sha256:10ba682c8ad13513971e8b56881aab8bd702bb807796eca81932c735a94d6e6d'],
+ *     requirements: { maxCostCapUsd: 20, minRedactionTier: 'standard', minSandboxProfile: 'container' },
+ *   })
+ *   console.log('may delegate to the holder of', fingerprint)
+ * } catch (error) {
+ *   if (!(error instanceof PeerCardRejected)) throw error
+ *   console.error(error.code, error.detail) // e.g. policy: sandbox profile: peer profile 'process' is weaker than required 'container'
+ * }
  */
 export async function consumePeerCard(
   signed: SignedCapabilityCard,
