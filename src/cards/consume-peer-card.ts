@@ -12,6 +12,11 @@ import { policiesMeetRequirements } from './policy-gate.js'
 import type { PolicyRequirements } from './policy-gate.js'
 import { verifyCapabilityCard } from './verify-capability-card.js'
 
+/**
+ * Why a peer card is refused, in the order the checks run: its issuer is not the one expected (`issuer_mismatch`),
+ * its signature is invalid or it has expired (`signature`), its key is not pinned (`untrusted_issuer`), its policies
+ * do not meet the requirements (`policy`).
+ */
 export type PeerCardRejection = 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'
 
 /** The peer's card is not acceptable; `code` is stable, `detail` is Bernstein's text. */
@@ -25,6 +30,7 @@ export class PeerCardRejected extends TrustError<PeerCardRejection> {
   }
 }
 
+/** What {@link consumePeerCard} checks the card against. */
 export interface ConsumePeerCardOptions {
   /** Fingerprints (`sha256:…`) of the card keys the operator trusts. Carrying a key is not trust. */
   trustedIssuerFingerprints: Iterable<string>

@@ -24,6 +24,7 @@ export type CardVerifyFailure = 'malformed' | 'alg' | 'typ' | 'kid_mismatch' | '
 /** The verified card (re-validated, so safe to use), or why it failed. */
 export type CardVerification = Result<SignedCapabilityCard, CardVerifyFailure>
 
+/** Options of {@link verifyCapabilityCard}. */
 export interface VerifyCapabilityCardOptions {
   /** Verification time in Unix seconds; defaults to the current time. */
   now?: number
@@ -39,7 +40,11 @@ export interface VerifyCapabilityCardOptions {
  * passes). Never throws on bad data. The signature is checked before expiry, so `expired` is only reported for
  * authentic cards.
  *
- * @example const result = await verifyCapabilityCard(parseCardFile(text), { now: Date.now() / 1000 })
+ * @throws TypeError when `now` is not a number (a caller's mistake, not bad data).
+ * @example
+ * const verdict = await verifyCapabilityCard(parseCardFile(readFileSync('card.json', 'utf8')))
+ * if (verdict.ok) console.log('authentic, issued by', verdict.value.card.issuer)
+ * else console.error(verdict.code, verdict.detail) // e.g. expired: card expired at 1700003600.0
  */
 export async function verifyCapabilityCard(
   signed: SignedCapabilityCard,
