@@ -40,6 +40,7 @@ const [result] = await Promise.all([
   ),
   work(),
 ])
-if (!result.ok) throw new Error(`no result: ${result.reason} ${result.httpStatus ?? ''} ${JSON.stringify(result.error)}`)
-console.log(`task ${result.task.id} ${result.status} after ${result.polls} polls: ${result.task.artifacts.map((a) => a.name).join(', ')}`)
-console.log(`receipt verified: key ${result.verification?.ok ? result.verification.value.verifiedKeyId : '?'}, entry ${result.receipt?.entry_hash}`)
+if (!result.ok) throw new Error(`no result: ${result.code}: ${result.detail} ${JSON.stringify(result.error)}`)
+const { task, status, polls, verification, receipt } = result.value
+console.log(`task ${task.id} ${status} after ${polls} polls: ${task.artifacts.map((a) => a.name).join(', ')}`)
+console.log(`receipt verified: key ${verification?.ok ? verification.value.verifiedKeyId : '?'}, entry ${receipt?.entry_hash}`)

@@ -23,11 +23,11 @@ const verdict = await fetchAndVerifyPeerCard(peer, {
   requireSandboxProfile: 'container',
 })
 if (verdict.ok) {
-  const { card } = verdict.card
+  const { card } = verdict.value.card
   console.log(
-    `trusted: ${card.issuer} (${verdict.fingerprint}), cost cap ${card.policies.cost_cap_usd} USD, ${card.policies.redaction_tier} redaction, ${card.policies.sandbox_profile} sandbox`,
+    `trusted: ${card.issuer} (${verdict.value.fingerprint}), cost cap ${card.policies.cost_cap_usd} USD, ${card.policies.redaction_tier} redaction, ${card.policies.sandbox_profile} sandbox`,
   )
 } else {
-  console.log(`refused: ${verdict.reason}: ${verdict.detail}`)
+  console.log(`refused: ${verdict.code}: ${verdict.detail}`)
   process.exitCode = 1
 }

@@ -10,6 +10,7 @@ export class ConfigError extends Error {
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 export type SqliteSynchronous = 'full' | 'normal'
 
+/** The node's configuration, read once from the environment by {@link loadConfig} and frozen (docs/configuration.md). */
 export interface Config {
   readonly host: string
   readonly port: number
@@ -224,7 +225,13 @@ export function defaultPublicBaseUrl(host: string, port: number): string {
 
 /**
  * Reads the environment once. The only module that looks at `process.env`: everything else receives the frozen
- * result, so tests build configurations without touching global state.
+ * result, so tests build configurations without touching global state. Every variable, with its default, is in
+ * docs/configuration.md; relative paths are resolved against `cwd`.
+ *
+ * @throws ConfigError naming the variable that is wrong and why.
+ * @example
+ * const config = loadConfig({ BERNSTEIN_PORT: '0', BERNSTEIN_DATA_DIR: './.sdd' })   // loadConfig() reads process.env
+ * console.log(config.port, config.dataDir)
  */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const host = env['BERNSTEIN_HOST']?.trim() || '127.0.0.1'

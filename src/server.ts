@@ -15,8 +15,11 @@ import { TokenService } from './auth/token.service.js'
 
 export { StartupError } from './node.js'
 
+/** A node serving HTTP, from {@link startServer}. */
 export interface RunningServer {
+  /** Where it listens, e.g. `http://127.0.0.1:8052` (the port actually bound when BERNSTEIN_PORT=0). */
   readonly url: string
+  /** The application and the database it serves; for tests and tools of this repository, not a stable API. */
   readonly app: App
   readonly store: Store
   /**
@@ -217,6 +220,15 @@ function tokenResolver(config: Config, store: Store, logger: Logger): TokenResol
  * operator token or the database are touched, and the URL the node advertises (agent card `url`, legacy card
  * `endpoint`, sender card `endpoint`) names the port actually bound, which BERNSTEIN_PORT=0 only tells after
  * listening. Requests that arrive while the node opens wait for it.
+ *
+ * `logger` is pino's logger or anything with its `error`/`warn`/`info`/`debug` methods (`console` will do).
+ *
+ * @throws StartupError when the node cannot start as configured (the port in use, migrations pending with
+ *   BERNSTEIN_MIGRATE_ON_START=0…); the message says what to do.
+ * @example
+ * const server = await startServer(loadConfig({ BERNSTEIN_PORT: '0' }), console)
+ * console.log('serving on', server.url)
+ * process.once('SIGTERM', () => void server.close())
  */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   const drain: DrainState = { closing: false, refusing: false }

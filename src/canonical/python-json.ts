@@ -127,6 +127,9 @@ function syntaxErrorPosition(error: unknown): number {
  *
  * @throws SyntaxError when the text is not valid JSON, or nests deeper than {@link MAX_JSON_NESTING} levels
  * (message {@link JSON_NESTING_MESSAGE} `at position N`, N being the offset of the bracket that is one too many).
+ * @example
+ * const value = parsePythonJson('{"created_at": 1700000000.0, "count": 1}')
+ * console.log(value) // { created_at: PyFloat { value: 1700000000 }, count: 1 }: created_at stays a float, count an int
  */
 export function parsePythonJson(text: string): PyValue {
   if (typeof text !== 'string') throw new TypeError('parsePythonJson expects a string')

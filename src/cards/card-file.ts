@@ -20,7 +20,9 @@ export const MAX_CARD_FILE_CHARS = 1024 * 1024
 /**
  * The file bytes Bernstein writes for `signed` (UTF-8 of the returned text; all ASCII).
  *
- * @example writeFileSync('card.json', serializeCardFile(signed))
+ * @example
+ * const signed = parseCardFile(readFileSync('peer-card.json', 'utf8'))
+ * writeFileSync('card.json', serializeCardFile(signed)) // the same bytes Bernstein writes
  */
 export function serializeCardFile(signed: SignedCapabilityCard): string {
   const { card } = signed
@@ -70,9 +72,19 @@ export function decodeCardFile(text: string): unknown {
 }
 
 /**
- * Parses and validates a card file (Bernstein's or ours). A missing top-level `alg` defaults to `EdDSA`.
+ * Parses and validates a card file (Bernstein's or ours). A missing top-level `alg` defaults to `EdDSA`. Checks the
+ * shape only: {@link verifyCapabilityCard} checks the signature and expiry.
  *
- * @throws CapabilityCardInvalid
+ * @throws CapabilityCardInvalid when the text is not JSON or not a capability card (`code` `invalid_card`), or the
+ *   JWS header names another key than the body (`kid_mismatch`).
+ * @example
+ * try {
+ *   const signed = parseCardFile(readFileSync('card.json', 'utf8'))
+ *   console.log(signed.card.issuer, signed.card.policies)
+ * } catch (error) {
+ *   if (!(error instanceof CapabilityCardInvalid)) throw error
+ *   console.error(error.code, error.message)
+ * }
  */
 export function parseCardFile(text: string): SignedCapabilityCard {
   return parseCapabilityCard(decodeCardFile(text))

@@ -12,6 +12,11 @@ import { policiesMeetRequirements } from './policy-gate.js'
 import type { PolicyRequirements } from './policy-gate.js'
 import { verifyCapabilityCard } from './verify-capability-card.js'
 
+/**
+ * Why a peer card is refused, in the order the checks run: its issuer is not the one expected (`issuer_mismatch`),
+ * its signature is invalid or it has expired (`signature`), its key is not pinned (`untrusted_issuer`), its policies
+ * do not meet the requirements (`policy`).
+ */
 export type PeerCardRejection = 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'
 
 /** The peer's card is not acceptable; `code` is stable, `detail` is Bernstein's text. */
@@ -25,6 +30,7 @@ export class PeerCardRejected extends TrustError<PeerCardRejection> {
   }
 }
 
+/** What {@link consumePeerCard} checks the card against. */
 export interface ConsumePeerCardOptions {
   /** Fingerprints (`sha256:…`) of the card keys the operator trusts. Carrying a key is not trust. */
   trustedIssuerFingerprints: Iterable<string>
@@ -37,9 +43,10 @@ export interface ConsumePeerCardOptions {
   metrics?: { signatureVerified(kind: 'capability_card', valid: boolean): void }
 }
 
+/** The accepted card and the fingerprint (`sha256:…`) of its key, which was among the trusted ones. */
 export interface AcceptedPeerCard {
-  card: SignedCapabilityCard
-  fingerprint: string
+  readonly card: SignedCapabilityCard
+  readonly fingerprint: string
 }
 
 /**
@@ -47,8 +54,20 @@ export interface AcceptedPeerCard {
  * failure: `issuer_mismatch` (only with `expectedIssuer`), `signature` (invalid, malformed or expired),
  * `untrusted_issuer`, `policy` (all gate failures joined with `"; "`).
  *
+ * `bernstein-a2a/client`'s `fetchAndVerifyPeerCard` fetches a peer's card and runs these checks, answering with data.
+ *
  * @example
- * await consumePeerCard(signed, { trustedIssuerFingerprints: ['sha256:10ba…'], requirements, now })
+ * const signed = parseCardFile(readFileSync('peer-card.json', 'utf8'))
+ * try {
+ *   const { fingerprint } = await consumePeerCard(signed, {
+ *     trustedIssuerFingerprints: ['sha256:10ba682c8ad13513971e8b56881aab8bd702bb807796eca81932c735a94d6e6d'],
+ *     requirements: { maxCostCapUsd: 20, minRedactionTier: 'standard', minSandboxProfile: 'container' },
+ *   })
+ *   console.log('may delegate to the holder of', fingerprint)
+ * } catch (error) {
+ *   if (!(error instanceof PeerCardRejected)) throw error
+ *   console.error(error.code, error.detail) // e.g. policy: sandbox profile: peer profile 'process' is weaker than required 'container'
+ * }
  */
 export async function consumePeerCard(
   signed: SignedCapabilityCard,

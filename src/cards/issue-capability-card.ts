@@ -9,6 +9,7 @@ import { exportSpkiPem, privateKeyFromPem } from '../crypto/ed25519.js'
 import { CAPABILITY_CARD_SCHEMA_VERSION, CAPABILITY_CARD_TYP, capabilityCardSigningBytes, parseCapabilityCardBody } from './capability-card.js'
 import type { CardPolicies, SignedCapabilityCard } from './capability-card.js'
 
+/** What {@link issueCapabilityCard} puts in the card, and the key it signs with. */
 export interface IssueCapabilityCardOptions {
   issuer: string
   name: string
@@ -33,9 +34,17 @@ export interface IssueCapabilityCardOptions {
  *   KeyRejected when the PEM is not an Ed25519 PKCS#8 key; TypeError for a negative or non-finite TTL or time, or
  *   one that would make `expires_at` negative or not after `created_at`.
  * @example
- * const signed = await issueCapabilityCard({ issuer: 'acme', name: 'Acme', tools: ['code_review'],
+ * const { privateKey } = generateKeyPairSync('ed25519')
+ * const signed = await issueCapabilityCard({
+ *   issuer: 'acme-orch',
+ *   name: 'Acme Orchestrator',
+ *   tools: ['code_review'],
  *   policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
- *   ttlSeconds: 86400, privateKey })
+ *   ttlSeconds: 86_400,
+ *   privateKey,
+ * })
+ * writeFileSync('card.json', serializeCardFile(signed))
+ * console.log('peers pin', keyFingerprint(signed.card.public_key_pem))
  */
 export async function issueCapabilityCard(options: IssueCapabilityCardOptions): Promise<SignedCapabilityCard> {
   const { issuer, name, description = '', tools, policies, ttlSeconds, kid, now = Date.now() / 1000 } = options

@@ -28,6 +28,7 @@ export const DEFAULT_CARD_CLOCK_SKEW_SECONDS = 300
 /** The verified card (re-validated, so safe to use), or why it failed. */
 export type CardVerification = Result<SignedCapabilityCard, CardVerifyFailure>
 
+/** Options of {@link verifyCapabilityCard}. */
 export interface VerifyCapabilityCardOptions {
   /** Verification time in Unix seconds; defaults to the current time. */
   now?: number
@@ -46,7 +47,11 @@ export interface VerifyCapabilityCardOptions {
  * `now == expires_at` still passes; `0` and, as Bernstein reads them, negative values never expire). Never throws
  * on bad data. The signature is checked first, so a time failure is only reported for authentic cards.
  *
- * @example const result = await verifyCapabilityCard(parseCardFile(text), { now: Date.now() / 1000 })
+ * @throws TypeError when `now` is not a number (a caller's mistake, not bad data).
+ * @example
+ * const verdict = await verifyCapabilityCard(parseCardFile(readFileSync('card.json', 'utf8')))
+ * if (verdict.ok) console.log('authentic, issued by', verdict.value.card.issuer)
+ * else console.error(verdict.code, verdict.detail) // e.g. expired: card expired at 1700003600.0
  */
 export async function verifyCapabilityCard(
   signed: SignedCapabilityCard,

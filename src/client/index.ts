@@ -1,8 +1,8 @@
 /**
  * The typed client SDK (`@bernstein-a2a/client`, also `bernstein-a2a/client`): the openapi-fetch client generated
  * from openapi.yaml, and helpers built on it for peers: send a task and wait for its end, verify a peer's capability
- * card before delegating, verify a task receipt. HTTP outcomes and verdicts are data (`{ data } | { error }`,
- * `{ ok: false, reason }`); only network failures throw.
+ * card before delegating, verify a task receipt. HTTP outcomes and verdicts are data (`{ data } | { error }` from
+ * the client, `{ ok: true, value } | { ok: false, code, detail }` from the helpers); only network failures throw.
  *
  * @module
  */
@@ -11,8 +11,17 @@ export type { A2AReceipt, A2ATask, A2ATaskStatus, ClientPaths } from './a2a-type
 export { createApiClient } from './api-client.js'
 export type { ApiClient, ApiClientOptions } from './api-client.js'
 export { sendAndWait, isTerminalA2AStatus, TERMINAL_A2A_STATUSES } from './send-and-wait.js'
-export type { A2ATaskSend, SendAndWaitDone, SendAndWaitFailed, SendAndWaitOptions, SendAndWaitResult, TerminalA2AStatus } from './send-and-wait.js'
+export type {
+  A2ATaskSend,
+  SendAndWaitDone,
+  SendAndWaitFailed,
+  SendAndWaitFailure,
+  SendAndWaitFailureData,
+  SendAndWaitOptions,
+  SendAndWaitResult,
+  TerminalA2AStatus,
+} from './send-and-wait.js'
 export { fetchAndVerifyPeerCard } from './peer-card.js'
-export type { FetchPeerCardOptions, PeerCardResult, PolicyRequirements, SignedCapabilityCard } from './peer-card.js'
+export type { AcceptedPeerCard, FetchPeerCardOptions, PeerCardFailure, PeerCardResult, PolicyRequirements, SignedCapabilityCard } from './peer-card.js'
 export { verifyTaskReceipt } from './verify-receipt.js'
 export type { A2AReceiptResult, ReceiptSource, ReceiptTrust } from './verify-receipt.js'

@@ -16,7 +16,7 @@ export type { A2AReceiptResult } from '../receipts/verify-a2a-receipt.js'
 /**
  * What carries the response to verify:
  * - what the typed client returns for `POST /a2a/tasks/send` or `GET /a2a/tasks/{a2a_task_id}` (`{ data, response }`);
- * - sendAndWait's result (`{ responseText }`);
+ * - sendAndWait's result (`{ ok: true, value: { responseText } }`), or its value;
  * - a `Response` whose body has not been read;
  * - the exact response text or bytes.
  */
@@ -26,6 +26,7 @@ export type ReceiptSource =
   | Response
   | { readonly response: Response; readonly data?: unknown }
   | { readonly responseText: string; readonly response?: Response }
+  | { readonly ok: true; readonly value: { readonly responseText: string } }
 
 /**
  * Who may have signed the receipt:
@@ -70,6 +71,7 @@ async function responseText(source: ReceiptSource): Promise<Text> {
   if (source instanceof Uint8Array) return { ok: true, text: Buffer.from(source).toString('utf8'), url: null }
   if (isResponse(source)) return bodyOf(source, undefined)
   if (typeof source !== 'object' || source === null) return { ok: false, error: NOTHING }
+  if ('value' in source && typeof source.value?.responseText === 'string') return { ok: true, text: source.value.responseText, url: null }
   if ('responseText' in source && typeof source.responseText === 'string') return { ok: true, text: source.responseText, url: source.response?.url || null }
   if ('response' in source && isResponse(source.response)) return bodyOf(source.response, 'data' in source ? source.data : undefined)
   return { ok: false, error: NOTHING }

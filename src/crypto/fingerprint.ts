@@ -13,7 +13,9 @@ import { sha256Prefixed } from './sha256-prefixed.js'
  * Fingerprint of a public key given as SPKI PEM, public JWK or `KeyObject` (a private key gives its public half's).
  *
  * @throws KeyRejected for malformed or non-Ed25519 key input.
- * @example keyFingerprint(card.public_key_pem) // 'sha256:10ba682c…'
+ * @example
+ * const signed = parseCardFile(readFileSync('card.json', 'utf8'))
+ * console.log(keyFingerprint(signed.card.public_key_pem)) // 'sha256:10ba682c…', what peers pin
  */
 export function keyFingerprint(key: KeyObject | string | Ed25519PublicJwk): string {
   return sha256Prefixed(rawPublicKey(key))

@@ -95,8 +95,10 @@ export async function delegate(deps: DelegatorDeps, input: DelegateInput): Promi
   let card: PeerCardResult
   try {
     card = await fetchAndVerifyPeerCard(peerUrl, {
-      trustedIssuerFingerprints: input.trustedFingerprints,
-      requirements: input.requirements,
+      trustedFingerprints: input.trustedFingerprints,
+      requireCostCapUsd: input.requirements.maxCostCapUsd,
+      requireRedactionTier: input.requirements.minRedactionTier,
+      requireSandboxProfile: input.requirements.minSandboxProfile,
       now: deps.clock.now(),
       fetch: fromPeer,
       ...(deps.metrics && { metrics: deps.metrics }),
@@ -106,13 +108,13 @@ export async function delegate(deps: DelegatorDeps, input: DelegateInput): Promi
     return entry.save({ status: 'rejected', lastError: `capability card unusable: ${(error as Error).message}` })
   }
   if (!card.ok) return entry.save({ status: 'rejected', lastError: cardRefusal(card) })
-  const issuer = card.card.card.issuer
+  const issuer = card.value.card.card.issuer
 
   // 2. Pin the peer's receipt key now, from the same origin, to verify its completion receipt later.
   const client = peerClient(peerUrl, fromPeer)
   const jwks = await peerOutcome(client.GET('/.well-known/agent.json/keys', { parseAs: 'text' }))
   const peerJwks = jwks.kind === 'response' && jwks.status === 200 ? jwks.text : null
-  await entry.save({ peerIssuer: issuer, peerFingerprint: card.fingerprint, peerJwks })
+  await entry.save({ peerIssuer: issuer, peerFingerprint: card.value.fingerprint, peerJwks })
 
   // 3. Deliver the task with our signed card and the task's lineage envelope.
   const envelope = await deps.lineage.envelope(task.id)
@@ -160,9 +162,9 @@ export async function delegate(deps: DelegatorDeps, input: DelegateInput): Promi
 
 /** The ledger's `lastError` for a card the delegation may not go to. */
 function cardRefusal(card: Extract<PeerCardResult, { ok: false }>): string {
-  if (card.reason === 'http') return `capability card: HTTP ${card.httpStatus}`
-  if (card.reason === 'malformed') return `capability card unusable: ${card.detail}`
-  return `capability card rejected (${card.reason}): ${card.detail}`
+  if (card.code === 'http') return `capability card: HTTP ${card.httpStatus}`
+  if (card.code === 'malformed' || card.code === 'invalid_argument') return `capability card unusable: ${card.detail}`
+  return `capability card rejected (${card.code}): ${card.detail}`
 }
 
 /**

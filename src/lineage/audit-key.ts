@@ -9,6 +9,7 @@ import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFil
 import { dirname } from 'node:path'
 import { TrustError } from '../errors.js'
 
+/** Why an audit key file cannot be used: absent, readable by others, or empty. */
 export type AuditKeyErrorCode = 'missing' | 'insecure_permissions' | 'empty'
 
 /** Why a key file could not be used. */
@@ -36,7 +37,11 @@ export interface ReadAuditKeyOptions {
  * Reads the key: the file's bytes with surrounding ASCII whitespace (the trailing newline) removed. The hex text is
  * not decoded: Bernstein keys its HMACs with those ASCII bytes.
  *
- * @throws AuditKeyError when the file is missing, empty or readable by others.
+ * @throws AuditKeyError when the file is missing, empty or readable by others (`code` `missing`, `empty`,
+ *   `insecure_permissions`).
+ * @example
+ * const key = readAuditKey('.sdd/audit.key') // the node's key; BERNSTEIN_AUDIT_KEY_PATH when set
+ * console.log(await verifyTrackerAuditFile('tracker-audit.jsonl', key))
  */
 export function readAuditKey(path: string, options: ReadAuditKeyOptions = {}): Buffer {
   let mode: number

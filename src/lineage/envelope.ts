@@ -165,6 +165,15 @@ function pythonInt(value: PyValue): number | string {
  * object, a non-empty `source_issuer`, a `sha256:` `chain_digest`, a list of well-formed entries, and a digest that
  * recomputes. Carried HMACs are not checked (they need the sender's key); the optional checks add link continuity,
  * entry hashes and the expected issuer. Never throws.
+ *
+ * Read the payload with {@link parsePythonJson}: `JSON.parse` forgets which numbers were floats (`1700000000.0`),
+ * and the digest is over Python's spelling of them.
+ *
+ * @example
+ * const payload = parsePythonJson(readFileSync('envelope.json', 'utf8')) // `bernstein-a2a lineage envelope wrap`
+ * const verdict = parseLineageEnvelope(payload, { checkLinks: true, checkEntryHashes: true, expectedIssuer: 'acme-orch' })
+ * if (verdict.ok) console.log(verdict.value.source_issuer, verdict.value.entries.length, 'entries')
+ * else console.error(verdict.code, verdict.detail, verdict.entryIndex)
  */
 export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeParseOptions = {}): LineageEnvelopeResult {
   if (!isPyObject(payload)) return reject('not_object', 'lineage envelope payload must be an object')
@@ -241,6 +250,11 @@ export function parseLineageEnvelope(payload: PyValue, options: LineageEnvelopeP
 /**
  * Extracts and parses the envelope carried in an A2A message (`LineageEnvelope.from_envelope_field`). A message
  * without the field (or with a non-object there) is rejected with Bernstein's text.
+ *
+ * @example
+ * const message = parsePythonJson(readFileSync('inbound-task.json', 'utf8')) // carries LINEAGE_ENVELOPE_FIELD
+ * const verdict = parseLineageEnvelopeField(message, { requireGenesis: true })
+ * if (!verdict.ok) console.error(verdict.code, verdict.detail) // e.g. missing_field
  */
 export function parseLineageEnvelopeField(a2aEnvelope: PyValue, options: LineageEnvelopeParseOptions = {}): LineageEnvelopeResult {
   const payload = isPyObject(a2aEnvelope) ? a2aEnvelope[LINEAGE_ENVELOPE_FIELD] : undefined

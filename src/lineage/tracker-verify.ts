@@ -226,6 +226,11 @@ export class TrackerAuditVerifier {
 /**
  * Verifies a tracker-audit log given as lines (without or with their `\n`), synchronous or async. O(1) memory in the
  * chain length: only the previous hash is kept. Never throws on bad data.
+ *
+ * @example
+ * const lines = readFileSync('tracker-audit.jsonl', 'utf8').split('\n').filter((line) => line !== '')
+ * const verdict = await verifyTrackerAuditLines(lines, readAuditKey('.sdd/audit.key'))
+ * if (!verdict.ok) console.error(verdict.code, verdict.detail) // e.g. signature_mismatch: line 3: signature mismatch (HMAC failed)
  */
 export async function verifyTrackerAuditLines(
   lines: Iterable<TrackerAuditLine> | AsyncIterable<TrackerAuditLine>,
@@ -271,9 +276,14 @@ function isNotFound(error: unknown): boolean {
 }
 
 /**
- * Verifies a tracker-audit JSONL file by streaming it. A missing file is ok with 0 entries (as in Bernstein).
+ * Verifies a tracker-audit JSONL file by streaming it (Bernstein's log, or `bernstein-a2a lineage tracker-audit
+ * export`). A missing file is ok with 0 entries (as in Bernstein).
  *
  * @throws the underlying I/O error for anything but a missing file (a directory, no permission).
+ * @example
+ * const verdict = await verifyTrackerAuditFile('tracker-audit.jsonl', readAuditKey('.sdd/audit.key'))
+ * if (verdict.ok) console.log(verdict.value.entries, 'entries verified')
+ * else console.error(`${verdict.code} after ${verdict.entries} good entries: ${verdict.detail}`)
  */
 export async function verifyTrackerAuditFile(path: string, key: Uint8Array): Promise<TrackerAuditVerifyResult> {
   const verifier = new TrackerAuditVerifier(key)

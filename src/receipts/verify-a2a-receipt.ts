@@ -12,6 +12,7 @@ import { type Fail, fail } from '../result.js'
 import { type Ed25519Verifier, type ReceiptVerification, verifyReceipt } from './receipt-verify.js'
 import { parseReceipt } from './receipt.js'
 
+/** The key a receipt must be signed with ({@link verifyA2AReceipt}): `trustedJwk` or `jwks`. */
 export interface VerifyA2AReceiptOptions {
   /** Pin the signer: a JWK (its `x`, and `kid` when present, must match). */
   readonly trustedJwk?: Readonly<Record<string, unknown>>
@@ -58,9 +59,11 @@ export function withoutReceipt(value: PyValue): PyValue {
  * or an already-parsed Python-typed value. Never throws, on bad data or bad arguments.
  *
  * @example
- * const res = await fetch(`${base}/a2a/tasks/${id}`, { headers })
- * const text = await res.text()
- * const verdict = await verifyA2AReceipt(JSON.parse(text).receipt, text, { jwks: await (await fetch(`${base}/.well-known/agent.json/keys`)).json() })
+ * const response = readFileSync('final.json', 'utf8') // the exact bytes of GET /a2a/tasks/{id}
+ * const jwks: unknown = JSON.parse(readFileSync('jwks.json', 'utf8')) // the node's /.well-known/agent.json/keys
+ * const verdict = await verifyA2AReceipt(JSON.parse(response).receipt, response, { jwks })
+ * if (verdict.ok) console.log('attested by', verdict.value.verifiedKeyId)
+ * else console.error(verdict.code, verdict.detail) // receipt_invalid also lists every failed check in `failures`
  */
 export async function verifyA2AReceipt(
   receipt: unknown,

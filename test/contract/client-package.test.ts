@@ -99,8 +99,8 @@ console.log(JSON.stringify({
   sent: sent.data ? describe(sent.data.status) : sent.response.status,
   receiptKid: receipt?.kid.startsWith('a2a-server-lineage-'),
   sentVerified: sentVerdict.ok,
-  waited: waited.ok ? [waited.status, waited.verification?.ok] : waited.reason,
-  card: card.ok ? card.fingerprint : card.reason,
+  waited: waited.ok ? [waited.value.status, waited.value.verification?.ok] : waited.code,
+  card: card.ok ? card.value.fingerprint : card.code,
 }))
 `
 

@@ -50,12 +50,13 @@ describe('client SDK helpers against the real server', () => {
     expect(time.waits).toEqual([100, 200, 400, 500])
     expect(result.ok).toBe(true)
     if (!result.ok) return
-    expect(result.polls).toBe(4)
-    expect(result.status).toBe('completed')
-    expect(result.task.artifacts).toEqual([expect.objectContaining({ name: 'result', data: 'patched login()' })])
-    expect(result.receipt?.['task_id']).toBe(result.task.id)
-    expect(JSON.parse(result.responseText)).toEqual(result.task)
-    const verdict = await verifyTaskReceipt(result.responseText, { jwks })
+    const done = result.value
+    expect(done.polls).toBe(4)
+    expect(done.status).toBe('completed')
+    expect(done.task.artifacts).toEqual([expect.objectContaining({ name: 'result', data: 'patched login()' })])
+    expect(done.receipt?.['task_id']).toBe(done.task.id)
+    expect(JSON.parse(done.responseText)).toEqual(done.task)
+    const verdict = await verifyTaskReceipt(done.responseText, { jwks })
     expect(verdict).toMatchObject({ ok: true, value: { keyPinned: true } })
   })
 
@@ -65,15 +66,15 @@ describe('client SDK helpers against the real server', () => {
       { sender: 'peer@globex', message: 'Tamper test' },
       { initialDelayMs: 1, maxDelayMs: 1, sleep: () => finishNewest(t.client, 'complete') },
     )
-    if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
-    const tampered = await verifyTaskReceipt(result.responseText.replace('patched login()', 'patched logout()'), { jwks })
+    if (!result.ok) throw new Error(`expected completion, got ${result.code}`)
+    const tampered = await verifyTaskReceipt(result.value.responseText.replace('patched login()', 'patched logout()'), { jwks })
     expect(tampered.ok).toBe(false)
     expect(tampered).toMatchObject({ code: 'receipt_invalid' })
     if (!tampered.ok && tampered.code === 'receipt_invalid') expect(tampered.failures[0]).toMatch(/^content_hash mismatch/)
     const otherKey = { kty: 'OKP', crv: 'Ed25519', x: (jwks as { keys: { x: string }[] }).keys[0]?.x, kid: t.keys.receipt.kid }
-    const wrongKey = await verifyTaskReceipt(result.responseText, { trustedJwk: otherKey })
+    const wrongKey = await verifyTaskReceipt(result.value.responseText, { trustedJwk: otherKey })
     expect(wrongKey.ok).toBe(false)
-    expect(await verifyTaskReceipt(JSON.stringify({ ...result.task, receipt: null }), { jwks })).toEqual({
+    expect(await verifyTaskReceipt(JSON.stringify({ ...result.value.task, receipt: null }), { jwks })).toEqual({
       ok: false,
       code: 'unattested',
       detail: 'the response carries no receipt (unattested)',
@@ -105,17 +106,21 @@ describe('client SDK helpers against the real server', () => {
         { sender: 'peer@globex', message: 'verify me when done' },
         { initialDelayMs: 5, sleep: () => finishNewest(v1, 'complete') },
       )
-      if (!result.ok) throw new Error(`expected completion, got ${result.reason}`)
-      const got = await v1.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: result.task.id } } })
-      expect(got.data?.receipt?.task_id).toBe(result.task.id)
+      if (!result.ok) throw new Error(`expected completion, got ${result.code}`)
+      const got = await v1.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: result.value.task.id } } })
+      expect(got.data?.receipt?.task_id).toBe(result.value.task.id)
       jwksRequests.length = 0
       expect(await verifyTaskReceipt(got, { trustedFingerprints: receiptFingerprint(), fetch: recording })).toMatchObject({ ok: true })
       expect(jwksRequests).toEqual([`${t.url}/.well-known/agent.json/keys`])
-      // sendAndWait's result, and a plain fetch Response, are accepted as they are.
-      expect(await verifyTaskReceipt(result, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/agent.json/keys` })).toMatchObject({
-        ok: true,
-      })
-      const raw = await fetch(`${t.url}/a2a/tasks/${result.task.id}`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
+      // sendAndWait's result (or its value), and a plain fetch Response, are accepted as they are.
+      for (const waited of [result, result.value]) {
+        expect(await verifyTaskReceipt(waited, { trustedFingerprints: [receiptFingerprint()], jwksUrl: `${t.url}/.well-known/agent.json/keys` })).toMatchObject(
+          {
+            ok: true,
+          },
+        )
+      }
+      const raw = await fetch(`${t.url}/a2a/tasks/${result.value.task.id}`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
       expect(await verifyTaskReceipt(raw, { trustedFingerprints: [receiptFingerprint()] })).toMatchObject({ ok: true })
     })
 
@@ -157,7 +162,7 @@ describe('client SDK helpers against the real server', () => {
         { sender: 'peer@globex', message: 'verify on the way' },
         { initialDelayMs: 5, sleep: () => finishNewest(t.client, 'complete'), verify: { trustedFingerprints: [receiptFingerprint()] } },
       )
-      expect(verified).toMatchObject({ ok: true, status: 'completed', verification: { ok: true } })
+      expect(verified).toMatchObject({ ok: true, value: { status: 'completed', verification: { ok: true } } })
       const rejected = await sendAndWait(
         t.client,
         { sender: 'peer@globex', message: 'wrong pin' },
@@ -165,7 +170,8 @@ describe('client SDK helpers against the real server', () => {
       )
       expect(rejected).toMatchObject({
         ok: false,
-        reason: 'receipt_rejected',
+        code: 'receipt_rejected',
+        detail: expect.stringMatching(/^the task ended, but its receipt did not verify: receipt key .* is not among the trusted fingerprints$/),
         httpStatus: null,
         task: { status: 'completed' },
         error: { ok: false, code: 'receipt_invalid' },
@@ -188,14 +194,14 @@ describe('client SDK helpers against the real server', () => {
         { sender: 'peer@globex', message: `to be ${status}` },
         { initialDelayMs: 5, sleep: () => finishNewest(t.client, how) },
       )
-      expect(result).toMatchObject({ ok: true, status, task: { status } })
+      expect(result).toMatchObject({ ok: true, value: { status, task: { status } } })
     }
   })
 
   it('sendAndWait works on the /api/v1 prefix too', async () => {
     const v1 = t.clientWith({ token: OPERATOR_TOKEN, prefix: '/api/v1' })
     const result = await sendAndWait(v1, { sender: 'peer@globex', message: 'versioned' }, { initialDelayMs: 5, sleep: () => finishNewest(v1, 'complete') })
-    expect(result).toMatchObject({ ok: true, status: 'completed' })
+    expect(result).toMatchObject({ ok: true, value: { status: 'completed' } })
   })
 
   it('sendAndWait times out with the last state seen when nobody works on the task', async () => {
@@ -205,9 +211,15 @@ describe('client SDK helpers against the real server', () => {
       { sender: 'peer@globex', message: 'nobody home' },
       { initialDelayMs: 1_000, maxDelayMs: 4_000, timeoutMs: 10_000, sleep: time.sleep, now: time.now },
     )
-    expect(result).toMatchObject({ ok: false, reason: 'timeout', httpStatus: null, task: { status: 'submitted' } })
+    expect(result).toMatchObject({
+      ok: false,
+      code: 'timeout',
+      detail: 'the task did not end within timeoutMs',
+      httpStatus: null,
+      task: { status: 'submitted' },
+      polls: 4,
+    })
     expect(time.waits).toEqual([1_000, 2_000, 4_000, 3_000])
-    expect(result.polls).toBe(4)
   })
 
   it('sendAndWait stops when its signal is aborted, with real timers', async () => {
@@ -230,7 +242,8 @@ describe('client SDK helpers against the real server', () => {
     expect(readings).toBe(2)
     expect(result).toEqual({
       ok: false,
-      reason: 'aborted',
+      code: 'aborted',
+      detail: 'the signal aborted the wait',
       httpStatus: null,
       error: reason,
       task: expect.objectContaining({ message: 'abort me', status: 'submitted' }),
@@ -243,7 +256,8 @@ describe('client SDK helpers against the real server', () => {
     const refused = await sendAndWait(t.clientWith({ token: agent.token }), { sender: 'a', message: 'b' })
     expect(refused).toEqual({
       ok: false,
-      reason: 'send_failed',
+      code: 'send_failed',
+      detail: 'POST /a2a/tasks/send answered an error: HTTP 403',
       httpStatus: 403,
       error: { detail: 'Agent tokens cannot access operator-only endpoints', required_permission: 'admin:manage' },
       task: null,
@@ -263,7 +277,8 @@ describe('client SDK helpers against the real server', () => {
     const poll = await sendAndWait(flaky, { sender: 'a', message: 'b' }, { initialDelayMs: 1 })
     expect(poll).toMatchObject({
       ok: false,
-      reason: 'poll_failed',
+      code: 'poll_failed',
+      detail: 'GET /a2a/tasks/{a2a_task_id} answered an error: HTTP 503',
       httpStatus: 503,
       error: { detail: 'Service Unavailable' },
       task: { status: 'submitted' },
@@ -271,9 +286,40 @@ describe('client SDK helpers against the real server', () => {
     })
   })
 
-  it('sendAndWait refuses nonsensical timing options', async () => {
-    await expect(sendAndWait(t.client, { sender: 'a', message: 'b' }, { initialDelayMs: 0 })).rejects.toThrow(TypeError)
-    await expect(sendAndWait(t.client, { sender: 'a', message: 'b' }, { initialDelayMs: 10, maxDelayMs: 5 })).rejects.toThrow(TypeError)
+  it('sendAndWait answers arguments of the wrong shape (from JavaScript) with invalid_argument, before sending anything', async () => {
+    let requests = 0
+    const counting = createApiClient({
+      baseUrl: t.url,
+      token: OPERATOR_TOKEN,
+      fetch: async (input: Request | string | URL, init?: RequestInit) => {
+        requests++
+        return fetch(input, init)
+      },
+    })
+    const body = { sender: 'a', message: 'b' }
+    const wrong = [
+      [counting, body, { initialDelayMs: 0 }, 'need 0 < initialDelayMs <= maxDelayMs and timeoutMs >= 0'],
+      [counting, body, { initialDelayMs: 10, maxDelayMs: 5 }, 'need 0 < initialDelayMs <= maxDelayMs and timeoutMs >= 0'],
+      [counting, body, { timeoutMs: -1 }, 'need 0 < initialDelayMs <= maxDelayMs and timeoutMs >= 0'],
+      [counting, body, { timeoutMs: '60000' }, 'timeoutMs must be a number of milliseconds (got string)'],
+      [counting, body, { initialDelayMs: Number.NaN }, 'initialDelayMs must be a number of milliseconds (got number)'],
+      [counting, body, { maxDelayMs: null }, 'maxDelayMs must be a number of milliseconds (got null)'],
+      [counting, body, { sleep: 'soon' }, 'sleep must be a function (got string)'],
+      [counting, body, { now: 1 }, 'now must be a function (got number)'],
+      [counting, body, { signal: 'stop' }, 'signal must be an AbortSignal'],
+      [counting, body, { verify: 'sha256:abc' }, 'verify must be the receipt trust: { trustedFingerprints }, { jwks } or { trustedJwk }'],
+      [counting, body, 'fast', 'options must be an object (got string)'],
+      [counting, body, null, 'options must be an object (got null)'],
+      [counting, 'Fix the flaky test', {}, 'body must be an object (got string)'],
+      [counting, [body], {}, 'body must be an object (got array)'],
+      [null, body, {}, 'client must be the typed client (createApiClient)'],
+      [{ POST: () => {} }, body, {}, 'client must be the typed client (createApiClient)'],
+    ] as const
+    for (const [client, sent, options, detail] of wrong) {
+      const result = await sendAndWait(client as never, sent as never, options as never)
+      expect(result, JSON.stringify(options)).toEqual({ ok: false, code: 'invalid_argument', detail, httpStatus: null, error: null, task: null, polls: 0 })
+    }
+    expect(requests).toBe(0)
   })
 
   describe('fetchAndVerifyPeerCard', () => {
@@ -285,10 +331,13 @@ describe('client SDK helpers against the real server', () => {
         requirements: { maxCostCapUsd: 10, minRedactionTier: 'standard', minSandboxProfile: 'container' },
         expectedIssuer: 'test-node',
       })
-      expect(verdict).toMatchObject({ ok: true, fingerprint: fingerprint(), card: { card: { issuer: 'test-node', policies: { cost_cap_usd: 10 } } } })
+      expect(verdict).toMatchObject({
+        ok: true,
+        value: { fingerprint: fingerprint(), card: { card: { issuer: 'test-node', policies: { cost_cap_usd: 10 } } } },
+      })
     })
 
-    it('refuses with the reason: untrusted key, policy, issuer, expiry', async () => {
+    it('refuses with the code: untrusted key, policy, issuer, expiry', async () => {
       const cases = [
         [{ trustedIssuerFingerprints: ['sha256:' + '0'.repeat(64)], requirements: OPEN_REQUIREMENTS }, 'untrusted_issuer'],
         [{ trustedIssuerFingerprints: [fingerprint()], requirements: { ...OPEN_REQUIREMENTS, maxCostCapUsd: 5 } }, 'policy'],
@@ -296,9 +345,9 @@ describe('client SDK helpers against the real server', () => {
         [{ trustedIssuerFingerprints: [fingerprint()], requirements: OPEN_REQUIREMENTS, expectedIssuer: 'someone-else' }, 'issuer_mismatch'],
         [{ trustedIssuerFingerprints: [fingerprint()], requirements: OPEN_REQUIREMENTS, now: Date.now() / 1000 + 10 * 86_400 }, 'signature'],
       ] as const
-      for (const [options, reason] of cases) {
+      for (const [options, code] of cases) {
         const verdict = await fetchAndVerifyPeerCard(t.url, options)
-        expect(verdict, reason).toMatchObject({ ok: false, reason, httpStatus: 200 })
+        expect(verdict, code).toMatchObject({ ok: false, code, httpStatus: 200 })
         if (!verdict.ok) expect(verdict.detail.length).toBeGreaterThan(0)
       }
     })
@@ -311,14 +360,14 @@ describe('client SDK helpers against the real server', () => {
         requireSandboxProfile: 'container',
         expectedIssuer: 'test-node',
       })
-      expect(modern).toMatchObject({ ok: true, fingerprint: fingerprint() })
+      expect(modern).toMatchObject({ ok: true, value: { fingerprint: fingerprint() } })
       expect(await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()] })).toMatchObject({ ok: true })
       const stricter = await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()], requireSandboxProfile: 'microvm' })
-      expect(stricter).toMatchObject({ ok: false, reason: 'policy', detail: "sandbox profile: peer profile 'container' is weaker than required 'microvm'" })
-      expect(await fetchAndVerifyPeerCard(t.url, { requireCostCapUsd: 10 })).toMatchObject({ ok: false, reason: 'untrusted_issuer' })
+      expect(stricter).toMatchObject({ ok: false, code: 'policy', detail: "sandbox profile: peer profile 'container' is weaker than required 'microvm'" })
+      expect(await fetchAndVerifyPeerCard(t.url, { requireCostCapUsd: 10 })).toMatchObject({ ok: false, code: 'untrusted_issuer' })
     })
 
-    it('answers options of the wrong shape (from JavaScript) with invalid_options, before fetching anything', async () => {
+    it('answers arguments of the wrong shape (from JavaScript) with invalid_argument, before fetching anything', async () => {
       let fetched = 0
       const counting: typeof fetch = async (input, init) => {
         fetched++
@@ -334,30 +383,61 @@ describe('client SDK helpers against the real server', () => {
         [{ trustedFingerprints: 42 }, /^trustedFingerprints must be a fingerprint/],
         [{ trustedFingerprints: [fingerprint()], trustedIssuerFingerprints: [fingerprint()] }, /not also its former name/],
         [{ trustedFingerprints: [fingerprint()], requireCostCapUsd: 5, requirements: OPEN_REQUIREMENTS }, /not also the former requirements/],
+        [{ trustedFingerprints: [fingerprint()], requirements: null }, /^requirements must be an object \(got null\)$/],
+        [{ trustedFingerprints: [fingerprint()], requirements: [] }, /^requirements must be an object \(got object\)$/],
+        [
+          { trustedFingerprints: [fingerprint()], requirements: { ...OPEN_REQUIREMENTS, minSandboxProfile: 3 } },
+          /^requirements\.minSandboxProfile must be a string \(got number\)$/,
+        ],
+        [{ trustedFingerprints: [fingerprint()], requireRedactionTier: 2 }, /^requireRedactionTier must be a string \(got number\)$/],
+        [{ trustedFingerprints: [fingerprint()], requireCostCapUsd: -1 }, /^requireCostCapUsd must be a number of USD, 0 or more \(got -1\)$/],
+        [{ trustedFingerprints: null }, /^trustedFingerprints must be a fingerprint/],
+        [{ trustedFingerprints: [fingerprint(), 7] }, /^trustedFingerprints must be a fingerprint/],
+        [{ trustedFingerprints: [fingerprint()], expectedIssuer: 42 }, /^expectedIssuer must be a string \(got number\)$/],
+        [{ trustedFingerprints: [fingerprint()], now: '1700000000' }, /^now must be a finite number of Unix seconds \(got "1700000000"\)$/],
+        [{ trustedFingerprints: [fingerprint()], metrics: 5 }, /^metrics must have a signatureVerified\(kind, valid\) method$/],
       ] as const
       for (const [options, detail] of wrong) {
         const verdict = await fetchAndVerifyPeerCard(t.url, { ...options, fetch: counting } as never)
-        expect(verdict, JSON.stringify(options)).toEqual({ ok: false, reason: 'invalid_options', detail: expect.stringMatching(detail), httpStatus: null })
+        expect(verdict, JSON.stringify(options)).toEqual({ ok: false, code: 'invalid_argument', detail: expect.stringMatching(detail), httpStatus: null })
       }
       expect(await fetchAndVerifyPeerCard(t.url, null as never)).toEqual({
         ok: false,
-        reason: 'invalid_options',
+        code: 'invalid_argument',
         detail: 'options must be an object',
         httpStatus: null,
       })
+      expect(await fetchAndVerifyPeerCard(t.url, { trustedFingerprints: [fingerprint()], fetch: 'fetch' } as never)).toEqual({
+        ok: false,
+        code: 'invalid_argument',
+        detail: 'fetch must be a function (got "fetch")',
+        httpStatus: null,
+      })
+      for (const [baseUrl, shown] of [
+        [42, 'number'],
+        ['peer.example', '"peer.example"'],
+        ['ftp://peer.example', '"ftp://peer.example"'],
+      ] as const) {
+        expect(await fetchAndVerifyPeerCard(baseUrl as never, { trustedFingerprints: [fingerprint()], fetch: counting })).toEqual({
+          ok: false,
+          code: 'invalid_argument',
+          detail: `baseUrl must be the peer's http(s) URL (got ${shown})`,
+          httpStatus: null,
+        })
+      }
       expect(fetched).toBe(0)
     })
 
     it('reports an HTTP error and a malformed card as data', async () => {
       // Not a peer's root: the path under it is no public document, so the node asks for a token.
       const missing = await fetchAndVerifyPeerCard(`${t.url}/nowhere`, { trustedIssuerFingerprints: [], requirements: OPEN_REQUIREMENTS })
-      expect(missing).toMatchObject({ ok: false, reason: 'http', httpStatus: 401 })
+      expect(missing).toMatchObject({ ok: false, code: 'http', detail: 'GET /.well-known/a2a-capability-card.json answered 401', httpStatus: 401 })
       const garbage = await fetchAndVerifyPeerCard(t.url, {
         trustedIssuerFingerprints: [],
         requirements: OPEN_REQUIREMENTS,
         fetch: async () => new Response('{"alg":"EdDSA","card":{}}', { status: 200, headers: { 'content-type': 'application/json' } }),
       })
-      expect(garbage).toMatchObject({ ok: false, reason: 'malformed', httpStatus: 200 })
+      expect(garbage).toMatchObject({ ok: false, code: 'malformed', httpStatus: 200 })
     })
   })
 })

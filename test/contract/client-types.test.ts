@@ -83,19 +83,28 @@ describe('client types', () => {
     expectTypeOf(sendAndWait).returns.resolves.toEqualTypeOf<SendAndWaitResult>()
     const narrow = (r: SendAndWaitResult) => {
       if (r.ok) {
-        expectTypeOf(r.status).toEqualTypeOf<'completed' | 'failed' | 'canceled'>()
-        expectTypeOf(r.responseText).toBeString()
-        expectTypeOf(r.receipt).toEqualTypeOf<A2AReceipt | null>()
-        expectTypeOf(r.task.status).toEqualTypeOf<A2ATaskStatus>()
+        expectTypeOf(r.value.status).toEqualTypeOf<'completed' | 'failed' | 'canceled'>()
+        expectTypeOf(r.value.responseText).toBeString()
+        expectTypeOf(r.value.receipt).toEqualTypeOf<A2AReceipt | null>()
+        expectTypeOf(r.value.task.status).toEqualTypeOf<A2ATaskStatus>()
       } else {
-        expectTypeOf(r.reason).toEqualTypeOf<'send_failed' | 'poll_failed' | 'timeout' | 'aborted' | 'receipt_rejected'>()
+        expectTypeOf(r.code).toEqualTypeOf<'invalid_argument' | 'send_failed' | 'poll_failed' | 'timeout' | 'aborted' | 'receipt_rejected'>()
+        expectTypeOf(r.detail).toBeString()
+        expectTypeOf(r.httpStatus).toEqualTypeOf<number | null>()
         expectTypeOf(r.task).toEqualTypeOf<A2ATask | null>()
+        expectTypeOf(r.polls).toBeNumber()
       }
     }
     expectTypeOf(fetchAndVerifyPeerCard).returns.resolves.toEqualTypeOf<PeerCardResult>()
     const card = (r: PeerCardResult) => {
-      if (r.ok) expectTypeOf(r.card.card.policies.cost_cap_usd).toBeNumber()
-      else expectTypeOf(r.reason).toEqualTypeOf<'http' | 'malformed' | 'invalid_options' | 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'>()
+      if (r.ok) {
+        expectTypeOf(r.value.card.card.policies.cost_cap_usd).toBeNumber()
+        expectTypeOf(r.value.fingerprint).toBeString()
+      } else {
+        expectTypeOf(r.code).toEqualTypeOf<'invalid_argument' | 'http' | 'malformed' | 'issuer_mismatch' | 'signature' | 'untrusted_issuer' | 'policy'>()
+        expectTypeOf(r.detail).toBeString()
+        expectTypeOf(r.httpStatus).toEqualTypeOf<number | null>()
+      }
     }
     expectTypeOf(verifyTaskReceipt).returns.resolves.toEqualTypeOf<A2AReceiptResult>()
     // @ts-expect-error a receipt is only verified against a pinned key: jwks or trustedJwk is required
@@ -108,6 +117,7 @@ describe('client types', () => {
     const fromClient = async () =>
       verifyTaskReceipt(await client.POST('/a2a/tasks/send', { body: { sender: 'p', message: 'm' } }), { trustedFingerprints: ['sha256:…'] })
     const fromWait = async (r: SendAndWaitResult) => (r.ok ? verifyTaskReceipt(r, { trustedFingerprints: 'sha256:…', fetch: noNetwork }) : null)
-    expect([narrow, card, unpinned, both, urlOnly, fromClient, fromWait].every((f) => typeof f === 'function')).toBe(true)
+    const fromWaitValue = async (r: SendAndWaitResult) => (r.ok ? verifyTaskReceipt(r.value, { jwks: {} }) : null)
+    expect([narrow, card, unpinned, both, urlOnly, fromClient, fromWait, fromWaitValue].every((f) => typeof f === 'function')).toBe(true)
   })
 })

@@ -63,7 +63,7 @@ const waited = await sendAndWait(client, { sender: 'peer@globex', message: 'Fix 
   },
 })
 const jwks: unknown = await (await fetch(baseUrl + '/.well-known/agent.json/keys')).json()
-const receipt = waited.ok ? await verifyTaskReceipt(waited.responseText, { jwks }) : null
+const receipt = waited.ok ? await verifyTaskReceipt(waited.value.responseText, { jwks }) : null
 const card = await fetchAndVerifyPeerCard(baseUrl, {
   trustedIssuerFingerprints: [process.env['FINGERPRINT'] as string],
   requirements: { maxCostCapUsd: 100, minRedactionTier: 'basic', minSandboxProfile: 'process' },
@@ -72,9 +72,9 @@ console.log(JSON.stringify({
   created: created.response.status,
   fetchedTitle: fetched.data?.title,
   missing: { status: missing.response.status, detail: missing.error?.detail },
-  waited: waited.ok ? waited.status : waited.reason,
+  waited: waited.ok ? waited.value.status : waited.code,
   receipt: receipt?.ok,
-  card: card.ok ? card.fingerprint : card.reason,
+  card: card.ok ? card.value.fingerprint : card.code,
 }))
 `
 
