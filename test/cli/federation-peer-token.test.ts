@@ -135,7 +135,7 @@ describe('federation sync --peer-token between two spawned servers', () => {
   it('--help documents the token, the exit code and which task id `federation message` wants', async () => {
     const sync = await runCli(['federation', 'sync', '--help'])
     expect(sync.code).toBe(0)
-    expect(sync.stdout.replace(/\s+/g, ' ')).toContain('(exit 1 when following any of them recorded an error, listed on stderr)')
+    expect(sync.stdout.replace(/\s+/g, ' ')).toContain('(exit 1 when following any of them recorded an error, listed on stderr; with --json, in the object)')
     expect(sync.stdout.replace(/\s+/g, ' ')).toContain(
       '--peer-token <token> bearer token presented to every peer followed in this run, never stored (default: BERNSTEIN_PEER_TOKENS for the peer URL, else BERNSTEIN_PEER_TOKEN)',
     )

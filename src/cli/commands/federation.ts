@@ -182,7 +182,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
     .command('sync')
     .description(
       'follow every delegation in progress once: settle the finished ones after verifying their receipts ' +
-        `(exit ${EXIT_FOLLOW_ERRORS} when following any of them recorded an error, listed on stderr)`,
+        `(exit ${EXIT_FOLLOW_ERRORS} when following any of them recorded an error, listed on stderr; with --json, in the object)`,
     )
     .option(
       '--peer-token <token>',
