@@ -237,8 +237,8 @@ async function ledgerRow(first: Launched, id: string): Promise<Record<string, un
   let listing = first
   for (let attempt = 1; ; attempt++) {
     const listed = await shown(listing)
-    const ledger = parseJson(listed) as unknown as Record<string, unknown>[]
-    const row = Array.isArray(ledger) ? ledger.find((d) => d['id'] === id) : undefined
+    const ledger = (parseJson(listed) as { delegations?: unknown }).delegations
+    const row = Array.isArray(ledger) ? (ledger as Record<string, unknown>[]).find((d) => d['id'] === id) : undefined
     if (listed.code !== 0 || row?.['status'] === 'completed' || attempt === 5) return row
     await new Promise((resolve) => setTimeout(resolve, 300))
     listing = launch(a, first.args)

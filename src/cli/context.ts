@@ -21,6 +21,7 @@ type LoadedConfig = { readonly ok: true; readonly config: Config } | { readonly 
 export class CliContext {
   #json: boolean
   #loaded: LoadedConfig | undefined
+  #kept = ''
   readonly #env: NodeJS.ProcessEnv
   readonly #cwd: string
 
@@ -58,9 +59,14 @@ export class CliContext {
     return loaded
   }
 
+  /** Keeps what commander prints on stdout (help, the version) with --json, for the one object of the run. */
+  keepOutput(text: string): void {
+    this.#kept += text
+  }
+
   /** How `main` reports a failure of this run. */
   get report(): ReportContext {
-    return { json: this.#json, databaseUrl: this.#loaded?.ok ? this.#loaded.config.databaseUrl : null }
+    return { json: this.#json, databaseUrl: this.#loaded?.ok ? this.#loaded.config.databaseUrl : null, kept: this.#kept }
   }
 
   /** Runs `work` on the node's database, at the latest schema, and closes it. For commands that need no keys. */

@@ -128,13 +128,19 @@ export interface ReportContext {
   readonly json: boolean
   /** For the hint about a missing database; null when unset or unknown. */
   readonly databaseUrl: string | null
+  /** With --json, what commander would have printed on stdout (help, the version). */
+  readonly kept?: string
 }
 
 /** Reports what a command threw and sets the exit code. Never throws. */
 export function reportFailure(error: unknown, context: ReportContext): void {
   if (error instanceof CommanderError) {
     // Help and --version end this way too (exit 0). Commander printed usage errors already, unless --json.
-    if (error.exitCode !== 0 && context.json) printJson({ ok: false, error: usageText(error), code: 'usage' })
+    if (context.json) {
+      if (error.exitCode !== 0) printJson({ ok: false, error: usageText(error), code: 'usage' })
+      else if (error.code === 'commander.version') printJson({ ok: true, version: (context.kept ?? '').trim() })
+      else printJson({ ok: true, help: context.kept ?? '' })
+    }
     process.exitCode = error.exitCode
     return
   }

@@ -25,6 +25,11 @@ const program = new Command('bernstein-a2a')
   // Usage errors are reported like every other failure (one JSON object with --json), not by exiting at once.
   .exitOverride()
   .configureOutput({
+    // Help and the version: with --json they become the one object (`main` prints it when commander is done).
+    writeOut: (text) => {
+      if (cli.json) cli.keepOutput(text)
+      else process.stdout.write(text)
+    },
     writeErr: (text) => {
       if (!cli.json) process.stderr.write(text)
     },

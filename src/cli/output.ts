@@ -22,3 +22,13 @@ export function printLines(...lines: string[]): void {
 export function fail(code = 1): void {
   process.exitCode = code
 }
+
+/** The names of the failed checks of a verification, each once, in the order they failed: `--json`'s `failed_checks`. */
+export function uniqueChecks(checks: readonly string[]): string[] {
+  return [...new Set(checks)]
+}
+
+/** The last line of a failed verification in text: which checks failed, by the names `--json` gives them. */
+export function failedChecksLine(checks: readonly string[]): string {
+  return `  failed checks: ${checks.join(', ')}`
+}

@@ -158,7 +158,15 @@ export async function verifyReceiptText(text: string, url: string | null, trust:
   const fingerprint = keyFingerprint(found.value.publicKey)
   if (!trusted.includes(fingerprint)) {
     const untrusted = `receipt key ${kid} (fingerprint ${fingerprint}, from ${jwksUrl}) is not among the trusted fingerprints`
-    return { ok: false, code: 'receipt_invalid', detail: untrusted, failures: [untrusted], keyPinned: true, recomputedContentHash: null }
+    return {
+      ok: false,
+      code: 'receipt_invalid',
+      detail: untrusted,
+      failures: [untrusted],
+      failedChecks: ['trusted_issuer'],
+      keyPinned: true,
+      recomputedContentHash: null,
+    }
   }
   return verifyResponseText(text, { trustedJwk: { ...found.value.jwk } })
 }

@@ -37,10 +37,19 @@ export interface VerifiedReceipt {
   readonly recomputedContentHash: string
 }
 
+/**
+ * The checks of a receipt, by name: the response was supplied and can be hashed (`response`), it hashes to the
+ * receipt's `content_hash`, the head signature is present and verifies (`signature`), the signing key is the pinned
+ * one (`trusted_issuer`), and the receipt's kid, key_id and JWK kid agree (`kid`).
+ */
+export type ReceiptCheck = 'response' | 'content_hash' | 'signature' | 'trusted_issuer' | 'kid'
+
 /** What a receipt that failed carries beside `code` and `detail`: every failed check. */
 export interface ReceiptFailures {
   /** Bernstein's texts, in Bernstein's order; ours (kid) come last. `detail` is them joined with `"; "`. */
   readonly failures: readonly string[]
+  /** The check each of `failures` is about (the same length and order). */
+  readonly failedChecks: readonly ReceiptCheck[]
   /** Whether a trusted key was supplied. */
   readonly keyPinned: boolean
   /** The content hash recomputed from the response, when one could be computed. */
@@ -99,7 +108,7 @@ async function verifyHeadSignature(
   headSignature: PyObject,
   trustedJwk: Readonly<Record<string, unknown>> | undefined,
   verify: Ed25519Verifier,
-): Promise<Result<string | null, 'head_signature'>> {
+): Promise<Result<string | null, 'head_signature' | 'untrusted_key'>> {
   const refused = (detail: string): Result<string | null, 'head_signature'> => fail('head_signature', detail)
   const alg = headSignature['alg']
   if (alg !== HEAD_SIGNATURE_ALG) return refused(`unsupported head_signature alg: ${pythonRepr(alg)} (expected EdDSA)`)
@@ -110,7 +119,7 @@ async function verifyHeadSignature(
   if (trustedJwk !== undefined) {
     const trustedX = trustedJwk['x']
     if (typeof trustedX !== 'string' || trustedX.length === 0 || trustedX !== jwk['x']) {
-      return refused('head_signature.public_key_jwk does not match the trusted JWK (verifier was given an explicit trusted key)')
+      return fail('untrusted_key', 'head_signature.public_key_jwk does not match the trusted JWK (verifier was given an explicit trusted key)')
     }
   }
   const publicKey = jwkPublicKey(jwk)
@@ -139,19 +148,25 @@ function shown(value: unknown): string {
   return value === undefined ? '(missing)' : typeof value === 'string' ? value : pythonRepr(value as PyValue)
 }
 
-function kidFailures(receipt: A2ATaskReceipt, trustedJwk: Readonly<Record<string, unknown>> | undefined): string[] {
-  const failures: string[] = []
+/** A failed check: its name and Bernstein's (or our) text. */
+interface Failed {
+  readonly check: ReceiptCheck
+  readonly text: string
+}
+
+function kidFailures(receipt: A2ATaskReceipt, trustedJwk: Readonly<Record<string, unknown>> | undefined): Failed[] {
+  const failures: Failed[] = []
   const head = receipt.head_signature
   const keyId = Object.hasOwn(head, 'key_id') ? head['key_id'] : undefined
   const jwk = head['public_key_jwk']
   const jwkKid = isPyObject(jwk) && Object.hasOwn(jwk, 'kid') ? jwk['kid'] : undefined
   // A JWK without kid is legal (RFC 7517); key_id is not optional in a receipt.
   if (keyId !== receipt.kid || (jwkKid !== undefined && jwkKid !== receipt.kid)) {
-    failures.push(`kid mismatch: receipt kid ${receipt.kid}, key_id ${shown(keyId)}, jwk kid ${shown(jwkKid)}`)
+    failures.push({ check: 'kid', text: `kid mismatch: receipt kid ${receipt.kid}, key_id ${shown(keyId)}, jwk kid ${shown(jwkKid)}` })
   }
   const trustedKid = trustedJwk?.['kid']
   if (trustedKid !== undefined && trustedKid !== receipt.kid) {
-    failures.push(`trusted JWK kid mismatch: trusted kid ${shown(trustedKid)}, receipt kid ${receipt.kid}`)
+    failures.push({ check: 'trusted_issuer', text: `trusted JWK kid mismatch: trusted kid ${shown(trustedKid)}, receipt kid ${receipt.kid}` })
   }
   return failures
 }
@@ -176,10 +191,17 @@ export async function verifyReceipt(
 ): Promise<ReceiptVerification> {
   if (typeof options?.verifyEd25519 !== 'function') throw new TypeError('verifyEd25519 must be a function')
   const keyPinned = options.trustedJwk !== undefined
-  const failed = (failures: string[], recomputed: string | null): ReceiptVerification =>
-    fail('receipt_invalid', failures.join('; '), { failures, keyPinned, recomputedContentHash: recomputed })
+  const failed = (failures: readonly Failed[], recomputed: string | null): ReceiptVerification => {
+    const texts = failures.map((f) => f.text)
+    return fail('receipt_invalid', texts.join('; '), {
+      failures: texts,
+      failedChecks: failures.map((f) => f.check),
+      keyPinned,
+      recomputedContentHash: recomputed,
+    })
+  }
 
-  if (response === undefined || response === null) return failed(['no response supplied to verify against'], null)
+  if (response === undefined || response === null) return failed([{ check: 'response', text: 'no response supplied to verify against' }], null)
   let recomputed: string
   if (response instanceof Uint8Array) {
     recomputed = contentHash(response)
@@ -187,20 +209,21 @@ export async function verifyReceipt(
     try {
       recomputed = contentHash(canonicalResponseBytes(response))
     } catch (error) {
-      return failed([`A2A response is not canonicalisable: ${error instanceof Error ? error.message : String(error)}`], null)
+      const text = `A2A response is not canonicalisable: ${error instanceof Error ? error.message : String(error)}`
+      return failed([{ check: 'response', text }], null)
     }
   }
 
-  const failures: string[] = []
+  const failures: Failed[] = []
   if (recomputed !== receipt.content_hash) {
-    failures.push(`content_hash mismatch: response hashes to ${recomputed}, receipt claims ${receipt.content_hash}`)
+    failures.push({ check: 'content_hash', text: `content_hash mismatch: response hashes to ${recomputed}, receipt claims ${receipt.content_hash}` })
   }
   if (Object.keys(receipt.head_signature).length === 0) {
-    failures.push('head_signature is missing - the response carries no proof of execution')
+    failures.push({ check: 'signature', text: 'head_signature is missing - the response carries no proof of execution' })
     return failed(failures, recomputed)
   }
   const head = await verifyHeadSignature(receiptBindingDigest(receipt), receipt.head_signature, options.trustedJwk, options.verifyEd25519)
-  if (!head.ok) failures.push(`head_signature: ${head.detail}`)
+  if (!head.ok) failures.push({ check: head.code === 'untrusted_key' ? 'trusted_issuer' : 'signature', text: `head_signature: ${head.detail}` })
   if (options.checkKid ?? true) failures.push(...kidFailures(receipt, options.trustedJwk))
 
   if (failures.length > 0 || !head.ok) return failed(failures, recomputed)

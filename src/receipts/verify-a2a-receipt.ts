@@ -92,7 +92,7 @@ export async function verifyA2AReceipt(
     const found = findJwk(options.jwks, kid)
     if (!found.ok) {
       const failures = [`receipt kid '${kid}' is not in the JWKS: ${found.detail}`]
-      return fail('receipt_invalid', failures.join('; '), { failures, keyPinned: true, recomputedContentHash: null })
+      return fail('receipt_invalid', failures.join('; '), { failures, failedChecks: ['trusted_issuer'], keyPinned: true, recomputedContentHash: null })
     }
     trustedJwk = { ...found.value.jwk }
   }

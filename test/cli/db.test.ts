@@ -108,6 +108,8 @@ for (const engine of engines) {
         const json = await run(['--json', 'db', 'status'], setup.env)
         expect(json.code).toBe(1)
         expect(JSON.parse(json.stdout)).toEqual({
+          ok: false,
+          error: `${MIGRATIONS.length} migration(s) pending`,
           engine: engine.name,
           pending: MIGRATIONS.length,
           migrations: MIGRATIONS.map((name) => ({ name, executed_at: null })),

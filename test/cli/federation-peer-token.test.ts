@@ -26,7 +26,7 @@ describe('federation sync --peer-token between two spawned servers', () => {
 
   afterAll(async () => stop?.())
   const ledger = async (): Promise<Record<string, unknown>[]> =>
-    JSON.parse((await runCli(['--json', 'federation', 'list'], envA)).stdout) as Record<string, unknown>[]
+    (JSON.parse((await runCli(['--json', 'federation', 'list'], envA)).stdout) as { delegations: Record<string, unknown>[] }).delegations
 
   /** Creates a task at A and delegates it to B; returns the ledger row and B's linked task id. */
   async function delegated(
@@ -73,15 +73,21 @@ describe('federation sync --peer-token between two spawned servers', () => {
     const wrong = await runCli(['--json', 'federation', 'sync', '--peer-token', TOKEN_A], envA)
     const refused = 'follow: HTTP 401: Invalid or expired authentication token'
     expect(wrong.code).toBe(1)
-    expect(JSON.parse(wrong.stdout)).toEqual([expect.objectContaining({ id, status: 'accepted', last_error: refused, hint: HINT })])
-    expect(wrong.stderr).toBe(`error: following 1 of 1 delegation(s) recorded an error:\n  ${id} (task ${taskId} -> ${b.url}): ${refused}\n    ${HINT}\n`)
+    expect(JSON.parse(wrong.stdout)).toEqual({
+      ok: false,
+      error: 'following 1 of 1 delegation(s) recorded an error',
+      failed: [id],
+      delegations: [expect.objectContaining({ id, status: 'accepted', last_error: refused, hint: HINT })],
+    })
+    // The error is in the one object: nothing on stderr.
+    expect(wrong.stderr).toBe('')
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toEqual(localBefore)
 
     // 3. The right token, for this run only: still running at the peer is not an error.
     const running = await runCli(['--json', 'federation', 'sync', '--peer-token', TOKEN_B], envA)
     expect(running.stderr).toBe('')
     expect(running.code).toBe(0)
-    expect(JSON.parse(running.stdout)).toEqual([expect.objectContaining({ id, status: 'accepted', last_error: null, hint: null })])
+    expect(JSON.parse(running.stdout)).toEqual({ ok: true, delegations: [expect.objectContaining({ id, status: 'accepted', last_error: null, hint: null })] })
 
     // The id `federation list` shows as the peer task reaches the task at the peer; the a2a id does not.
     const message = ['federation', 'message', '--peer', b.url, '--peer-token', TOKEN_B, '--sender', 'alice', '--recipient', 'bob', '--content', 'mind the API']
@@ -99,7 +105,10 @@ describe('federation sync --peer-token between two spawned servers', () => {
     const settled = await runCli(['--json', 'federation', 'sync', '--peer-token', TOKEN_B], envA)
     expect(settled.stderr).toBe('')
     expect(settled.code).toBe(0)
-    expect(JSON.parse(settled.stdout)).toEqual([expect.objectContaining({ id, status: 'completed', result: 'docs written', last_error: null })])
+    expect(JSON.parse(settled.stdout)).toEqual({
+      ok: true,
+      delegations: [expect.objectContaining({ id, status: 'completed', result: 'docs written', last_error: null })],
+    })
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toMatchObject({ status: 'done', result_summary: 'docs written' })
 
     // The token was never stored: the next pass has nothing to follow, and nothing in the ledger holds it.
@@ -116,16 +125,17 @@ describe('federation sync --peer-token between two spawned servers', () => {
     const synced = await runCli(['--json', 'federation', 'sync'], env)
     expect(synced.stderr).toBe('')
     expect(synced.code).toBe(0)
-    expect(JSON.parse(synced.stdout)).toEqual([
-      expect.objectContaining({ id: row['id'], status: 'failed', result: 'out of budget', last_error: 'remote task failed', hint: null }),
-    ])
+    expect(JSON.parse(synced.stdout)).toEqual({
+      ok: true,
+      delegations: [expect.objectContaining({ id: row['id'], status: 'failed', result: 'out of budget', last_error: 'remote task failed', hint: null })],
+    })
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toMatchObject({ status: 'failed' })
   }, 120_000)
 
   it('--help documents the token, the exit code and which task id `federation message` wants', async () => {
     const sync = await runCli(['federation', 'sync', '--help'])
     expect(sync.code).toBe(0)
-    expect(sync.stdout.replace(/\s+/g, ' ')).toContain('(exit 1 when following any of them recorded an error, listed on stderr)')
+    expect(sync.stdout.replace(/\s+/g, ' ')).toContain('(exit 1 when following any of them recorded an error, listed on stderr; with --json, in the object)')
     expect(sync.stdout.replace(/\s+/g, ' ')).toContain(
       '--peer-token <token> bearer token presented to every peer followed in this run, never stored (default: BERNSTEIN_PEER_TOKENS for the peer URL, else BERNSTEIN_PEER_TOKEN)',
     )

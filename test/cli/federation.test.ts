@@ -69,9 +69,10 @@ describe('delegate and federation commands between two spawned servers', () => {
     })
     // The refusal is recorded in the ledger and nothing else moved: no task at the peer, the local task still open.
     const ledgerAfterRefusal = await runCli(['--json', 'federation', 'list'], envA)
-    expect(JSON.parse(ledgerAfterRefusal.stdout)).toEqual([
-      expect.objectContaining({ id: refusedRow['id'], status: 'rejected', attempts: 0, remote_a2a_task_id: null }),
-    ])
+    expect(JSON.parse(ledgerAfterRefusal.stdout)).toEqual({
+      ok: true,
+      delegations: [expect.objectContaining({ id: refusedRow['id'], status: 'rejected', attempts: 0, remote_a2a_task_id: null })],
+    })
     expect(await peerTaskIds()).toEqual(peerTasksBefore)
     expect(await json(`${a.url}/tasks/${taskId}`, TOKEN_A)).toMatchObject({ status: 'open', assigned_agent: null })
 
@@ -92,14 +93,17 @@ describe('delegate and federation commands between two spawned servers', () => {
     expect(row).toMatchObject({ ok: true, status: 'accepted', peer_issuer: 'org-b', task_id: taskId })
 
     const listed = await runCli(['--json', 'federation', 'list'], envA)
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: row['id'], status: 'accepted' })])
+    expect(JSON.parse(listed.stdout)).toEqual({ ok: true, delegations: [expect.objectContaining({ id: row['id'], status: 'accepted' })] })
 
     const claimed = await json(`${b.url}/tasks/next/docs`, TOKEN_B)
     await json(`${b.url}/tasks/${claimed['id'] as string}/complete`, TOKEN_B, { method: 'POST', body: JSON.stringify({ result_summary: 'docs written' }) })
 
     const synced = await runCli(['--json', 'federation', 'sync'], { ...envA, BERNSTEIN_PEER_TOKEN: TOKEN_B })
     expect(synced.code).toBe(0)
-    expect(JSON.parse(synced.stdout)).toEqual([expect.objectContaining({ id: row['id'], status: 'completed', result: 'docs written' })])
+    expect(JSON.parse(synced.stdout)).toEqual({
+      ok: true,
+      delegations: [expect.objectContaining({ id: row['id'], status: 'completed', result: 'docs written' })],
+    })
     const local = await json(`${a.url}/tasks/${taskId}`, TOKEN_A)
     expect(local).toMatchObject({ status: 'done', result_summary: 'docs written' })
   }, 120_000)
@@ -130,7 +134,14 @@ describe('delegate and federation commands between two spawned servers', () => {
     expect(sent.stderr).toBe('')
     expect(sent.code).toBe(0)
     const out = JSON.parse(sent.stdout) as Record<string, unknown>
-    expect(out).toEqual({ id: expect.stringMatching(/^[0-9a-f]{12}$/), direction: 'outbound', delivered: true, external_endpoint: b.url, task_id: remoteId })
+    expect(out).toEqual({
+      ok: true,
+      id: expect.stringMatching(/^[0-9a-f]{12}$/),
+      direction: 'outbound',
+      delivered: true,
+      external_endpoint: b.url,
+      task_id: remoteId,
+    })
     expect(await messagesAtA()).toEqual([
       ...before,
       expect.objectContaining({

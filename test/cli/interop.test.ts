@@ -84,6 +84,7 @@ describe('interop a2a card', () => {
     expect(run.code).toBe(0)
     const out = JSON.parse(run.stdout) as Record<string, unknown>
     expect(out).toEqual({
+      ok: true,
       output: card,
       issuer: 'acme',
       kid: 'k1',
@@ -155,29 +156,37 @@ describe('interop a2a verify', () => {
     const fp = (JSON.parse(run.stdout) as { fingerprint: string }).fingerprint
     const pinned = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', 'sha256:00', '--trusted-fingerprint', fp)
     expect(pinned.code).toBe(0)
-    expect(JSON.parse(pinned.stdout)).toMatchObject({ ok: true, issuer: 'acme', kid: 'a2a-acme', fingerprint: fp, key_pinned: true })
+    expect(JSON.parse(pinned.stdout)).toMatchObject({ ok: true, issuer: 'acme', kid: 'a2a-acme', fingerprint: fp, key_pinned: true, trust: 'pinned' })
     expect(JSON.parse(pinned.stdout)).not.toHaveProperty('warning')
     const pinnedText = await cli('interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp)
-    expect(pinnedText).toMatchObject({ code: 0, stdout: `✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n` })
+    expect(pinnedText).toMatchObject({
+      code: 0,
+      stdout: `✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n  trust: pinned\n`,
+    })
 
     // Issue 28: no pin is a failure (it was `ok: true`, exit 0), naming both ways out.
     const noPin = await cli('interop', 'a2a', 'verify', '--card', card)
     expect(noPin.code).toBe(1)
     expect(noPin.stdout).toBe(
       `✗ Capability card ${card} is NOT valid:\n` +
-        `  - no trusted fingerprint: pin the issuer's key with --trusted-fingerprint, or accept this card's own key (${fp}) with --trust-on-first-use\n`,
+        `  - no pinned key: pin the signer's key with --trusted-fingerprint, or accept this card's own key (${fp}) with --trust-on-first-use\n` +
+        '  failed checks: trusted_issuer\n',
     )
+    const noPinJson = await cli('--json', 'interop', 'a2a', 'verify', '--card', card)
+    expect(noPinJson.code).toBe(1)
+    expect(JSON.parse(noPinJson.stdout)).toMatchObject({ ok: false, fingerprint: fp, failed_checks: ['trusted_issuer'] })
     const tofu = await cli('interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use')
     expect(tofu.code).toBe(0)
     expect(tofu.stdout).toBe(
-      `✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n` +
-        '  warning: the key is not pinned (trust-on-first-use): pin this fingerprint with --trusted-fingerprint from now on\n',
+      `✓ Capability card ${card} is valid\n  issuer: acme  kid: a2a-acme\n  fingerprint: ${fp}\n  trust: first-use\n` +
+        '  warning: the key is not pinned (trust-on-first-use): the card was verified against its own key only; pin it with --trusted-fingerprint from now on\n',
     )
     const tofuJson = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use')
     expect(JSON.parse(tofuJson.stdout)).toMatchObject({
       ok: true,
       fingerprint: fp,
       key_pinned: false,
+      trust: 'first-use',
       warning: expect.stringContaining('not pinned') as unknown,
     })
     const both = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trust-on-first-use', '--trusted-fingerprint', fp)
@@ -194,7 +203,15 @@ describe('interop a2a verify', () => {
     // was "signature is invalid or the card has expired".)
     const run = await cli('interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp)
     expect(run.code).toBe(1)
-    expect(run.stdout).toBe(`✗ Capability card ${card} is NOT valid:\n  - signature is invalid (JWS signature does not verify)\n`)
+    expect(run.stdout).toBe(`✗ Capability card ${card} is NOT valid:\n  - signature is invalid (JWS signature does not verify)\n  failed checks: signature\n`)
+    const json = await cli('--json', 'interop', 'a2a', 'verify', '--card', card, '--trusted-fingerprint', fp)
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: false,
+      fingerprint: fp,
+      failures: ['signature is invalid (JWS signature does not verify)'],
+      failed_checks: ['signature'],
+    })
   })
 
   it('an untrusted fingerprint and the policy flags give Bernstein’s failure texts', async () => {
@@ -225,6 +242,7 @@ describe('interop a2a verify', () => {
         'cost cap: peer advertises 12.5 USD, operator ceiling is 10.0 USD',
         "redaction tier: peer tier 'basic' is weaker than required 'standard'",
       ],
+      failed_checks: ['trusted_issuer', 'policy'],
     })
     const onlySandbox = await cli('interop', 'a2a', 'verify', '--card', card, '--require-sandbox-profile', 'microvm')
     expect(onlySandbox.code).toBe(1)
@@ -250,6 +268,18 @@ describe('interop a2a verify', () => {
     expect(a.code).toBe(1)
     // Issue 28: it was "signature is invalid or the card has expired".
     expect(a.stdout).toContain('  - card has expired (expires_at=1700003600.0)')
+    expect(a.stdout).toContain('  failed checks: expiry\n')
+    const json = await cli(
+      '--json',
+      'interop',
+      'a2a',
+      'verify',
+      '--card',
+      vectorPath('capability_cards', 'card_a.signed.json'),
+      '--trusted-fingerprint',
+      CARD_A_FP,
+    )
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, failed_checks: ['expiry'] })
     expect(a.stdout).not.toContain('signature is invalid')
     expect(a.stdout).not.toContain('trusted-issuer set')
   })

@@ -116,7 +116,7 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     const after = Date.now() / 1000
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
     issued = JSON.parse(run.stdout) as Issued
-    expect(Object.keys(issued).sort()).toEqual(['expires_at', 'id', 'role', 'tenant', 'token'])
+    expect(Object.keys(issued).sort()).toEqual(['expires_at', 'id', 'ok', 'role', 'tenant', 'token'])
     expect(issued.id).toMatch(/^[0-9a-f]{12}$/)
     expect(issued.token).toMatch(new RegExp(`^bat_${issued.id}\\.[A-Za-z0-9_-]{43}$`))
     expect(issued).toMatchObject({ role: 'agent', tenant: 'acme' })
@@ -145,7 +145,8 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     expect(text.stdout).toMatch(new RegExp(`^${issued.id}\\s+agent\\s+acme\\s+active\\s+expires \\d{4}-\\d\\d-\\d\\dT`, 'm'))
     const json = await cli('token', 'list', '--json')
     expect(json.code).toBe(0)
-    const rows = JSON.parse(json.stdout) as Record<string, unknown>[]
+    const rows = (JSON.parse(json.stdout) as { ok: boolean; tokens: Record<string, unknown>[] }).tokens
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true })
     expect(rows).toEqual([
       {
         id: issued.id,
@@ -189,7 +190,7 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     expect({ code: run.code, stdout: run.stdout.trim() }).toEqual({ code: 0, stdout: `✓ token ${issued.id} revoked` })
     const refused = await call('/tasks', issued.token)
     expect(refused).toEqual({ status: 401, json: { detail: 'Invalid or expired authentication token' } })
-    const listed = JSON.parse((await cli('token', 'list', '--json')).stdout) as { id: string; state: string; revoked_at: number | null }[]
+    const listed = (JSON.parse((await cli('token', 'list', '--json')).stdout) as { tokens: { id: string; state: string; revoked_at: number | null }[] }).tokens
     expect(listed.find((r) => r.id === issued.id)).toMatchObject({ state: 'revoked', revoked_at: expect.any(Number) })
 
     for (const id of [issued.id, '000000000000']) {
@@ -210,7 +211,7 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
     const brief = JSON.parse(run.stdout) as Issued
     const expiresAt = brief.expires_at ?? Number.NaN
-    const createdAt = (JSON.parse((await cli('token', 'list', '--json')).stdout) as { id: string; created_at: number }[]).find(
+    const createdAt = (JSON.parse((await cli('token', 'list', '--json')).stdout) as { tokens: { id: string; created_at: number }[] }).tokens.find(
       (r) => r.id === brief.id,
     )?.created_at
     expect(expiresAt - (createdAt ?? Number.NaN)).toBeCloseTo(1, 6)
@@ -218,7 +219,7 @@ describe.each(testEngines())('token CLI (%s)', (engine) => {
     // after the `token list` run).
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.ceil(expiresAt * 1000) + 1 - Date.now())))
     expect(await call('/tasks', brief.token)).toEqual({ status: 401, json: { detail: 'Invalid or expired authentication token' } })
-    const listed = JSON.parse((await cli('token', 'list', '--json')).stdout) as { id: string; state: string }[]
+    const listed = (JSON.parse((await cli('token', 'list', '--json')).stdout) as { tokens: { id: string; state: string }[] }).tokens
     expect(listed.find((r) => r.id === brief.id)).toMatchObject({ state: 'expired' })
   }, 60_000)
 

@@ -1,6 +1,8 @@
 /**
  * `bernstein-a2a a2a verify`: checks an A2A response against its receipt, offline (behaviour doc §3.3, Bernstein's
  * `bernstein a2a verify`), with Bernstein's texts and exit codes. `--jwks-url` adds key pinning from a published JWKS.
+ * Unlike Bernstein's, it fails closed: without a pinned key (`--trusted-jwk` or `--jwks-url`) the receipt only proves
+ * its own embedded key, so it fails the `trusted_issuer` check unless `--trust-on-first-use` is given (src/cli/trust.ts).
  *
  * @module
  */
@@ -13,15 +15,32 @@ import { parseReceipt } from '../../receipts/receipt.js'
 import type { A2ATaskReceipt } from '../../receipts/receipt.js'
 import { verifyReceipt } from '../../receipts/receipt-verify.js'
 import { ed25519Verifier, withoutReceipt } from '../../receipts/verify-a2a-receipt.js'
+import { keyFingerprint } from '../../crypto/fingerprint.js'
 import { decodeUtf8Strict } from '../../text/utf8.js'
 import { CliFailure } from '../failure.js'
-import { fail, printJson, printLines, wantsJson } from '../output.js'
+import { failedChecksLine, fail, printJson, printLines, uniqueChecks, wantsJson } from '../output.js'
+import { type PinWording, TRUST_CHECK, type Trust, firstUseWarning, notPinnedFailure, trustOnFirstUseOption } from '../trust.js'
 
 interface A2aVerifyOptions {
   receipt: string
   response: string
   trustedJwk?: string
   jwksUrl?: string
+  trustOnFirstUse?: boolean
+}
+
+const PIN: PinWording = { subject: 'receipt', pinWith: '--trusted-jwk or --jwks-url' }
+
+/** The receipt's embedded key, as `keys show` prints the node's receipt key: its kid and its fingerprint. */
+function ownKey(receipt: A2ATaskReceipt): string {
+  const jwk = receipt.head_signature['public_key_jwk']
+  let fingerprint = 'unreadable key'
+  try {
+    if (isPyObject(jwk) && typeof jwk['x'] === 'string') fingerprint = keyFingerprint({ kty: 'OKP', crv: 'Ed25519', x: jwk['x'] })
+  } catch {
+    // An unusable key: the signature check names it.
+  }
+  return `kid ${receipt.kid}, fingerprint ${fingerprint}`
 }
 
 /** A failure of `a2a verify`: `✗ <message>` on stdout and exit 1, as Bernstein's CLI prints it. */
@@ -100,30 +119,38 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
   const verifyOptions: Parameters<typeof verifyReceipt>[2] = { verifyEd25519: ed25519Verifier }
   if (trustedJwk !== undefined) verifyOptions.trustedJwk = trustedJwk
   const result = await verifyReceipt(receipt, response, verifyOptions)
+  const pinned = trustedJwk !== undefined
+  // Fails closed (src/cli/trust.ts): a signature under the receipt's own key proves nothing about who signed it.
+  const unpinned = !pinned && opts.trustOnFirstUse !== true ? { check: TRUST_CHECK, text: notPinnedFailure(PIN, ownKey(receipt)) } : null
 
-  if (!result.ok) {
-    if (json) printJson({ ok: false, entry_hash: receipt.entry_hash, failures: result.failures })
-    else printLines(`✗ A2A receipt ${opts.receipt} is NOT valid:`, ...result.failures.map((reason) => `  - ${reason}`))
+  if (!result.ok || unpinned !== null) {
+    const failures = [...(result.ok ? [] : result.failures), ...(unpinned === null ? [] : [unpinned.text])]
+    const checks = uniqueChecks([...(result.ok ? [] : result.failedChecks), ...(unpinned === null ? [] : [unpinned.check])])
+    if (json) printJson({ ok: false, entry_hash: receipt.entry_hash, failures, failed_checks: checks })
+    else printLines(`✗ A2A receipt ${opts.receipt} is NOT valid:`, ...failures.map((reason) => `  - ${reason}`), failedChecksLine(checks))
     return fail(1)
   }
+  const trust: Trust = pinned ? 'pinned' : 'first-use'
+  const warning = pinned ? null : firstUseWarning(PIN)
   if (json) {
-    const payload: Record<string, unknown> = {
+    return printJson({
       ok: true,
       task_id: receipt.task_id,
       entry_hash: receipt.entry_hash,
       content_hash: receipt.content_hash,
       kid: receipt.kid,
       verified_key_id: result.value.verifiedKeyId,
-      key_pinned: result.value.keyPinned,
-    }
-    if (result.value.warning !== undefined) payload['warning'] = result.value.warning
-    return printJson(payload)
+      key_pinned: pinned,
+      trust,
+      ...(warning !== null && { warning }),
+    })
   }
   printLines(
     `✓ A2A receipt ${opts.receipt} is valid`,
     `  task: ${receipt.task_id}  kid: ${receipt.kid}`,
     `  entry: ${receipt.entry_hash}`,
-    ...(result.value.warning === undefined ? [] : [`  warning: ${result.value.warning}`]),
+    `  trust: ${trust}`,
+    ...(warning === null ? [] : [`  warning: ${warning}`]),
   )
 }
 
@@ -133,10 +160,11 @@ export function registerA2aVerify(program: Command): void {
   const a2a = program.commands.find((command) => command.name() === 'a2a') ?? program.command('a2a').description('A2A node surface: verify receipts')
   a2a
     .command('verify')
-    .description('verify an A2A response against its lineage receipt, offline; exits 1 unless it is valid')
+    .description('verify an A2A response against its lineage receipt, offline; exits 1 unless it is valid and its key pinned (or --trust-on-first-use)')
     .requiredOption('--receipt <file>', 'the receipt JSON returned with the A2A response')
     .requiredOption('--response <file>', 'the A2A response JSON (a top-level "receipt" key is ignored)')
     .addOption(new Option('--trusted-jwk <file>', "pin the signing key: the receipt's embedded JWK must match it").conflicts('jwksUrl'))
     .option('--jwks-url <url>', "pin the key whose kid is the receipt's kid in the JWKS at this URL")
+    .addOption(trustOnFirstUseOption('receipt', ['trustedJwk', 'jwksUrl']))
     .action(verifyAction)
 }

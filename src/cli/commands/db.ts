@@ -62,7 +62,13 @@ export function registerDb(program: Command, cli: CliContext): void {
         const status = await migrationStatus(connection)
         const pending = status.filter((m) => m.executedAt === null).length
         if (wantsJson(cmd))
-          printJson({ engine: connection.engine, pending, migrations: status.map((m) => ({ name: m.name, executed_at: m.executedAt?.toISOString() ?? null })) })
+          printJson({
+            ok: pending === 0,
+            ...(pending > 0 && { error: `${pending} migration(s) pending` }),
+            engine: connection.engine,
+            pending,
+            migrations: status.map((m) => ({ name: m.name, executed_at: m.executedAt?.toISOString() ?? null })),
+          })
         else
           printLines(
             `engine: ${connection.engine}`,

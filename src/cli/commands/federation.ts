@@ -124,7 +124,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
           })
         })
         const ok = d.status === 'accepted' || d.status === 'in_progress' || d.status === 'completed'
-        if (wantsJson(cmd)) printJson({ ok, ...toWire(d) })
+        if (wantsJson(cmd)) printJson({ ok, ...(!ok && { error: `delegation ${d.status}${d.lastError === null ? '' : `: ${d.lastError}`}` }), ...toWire(d) })
         else printLines(ok ? `✓ delegated: ${line(d)}` : `✗ delegation ${d.status}: ${line(d)}`)
         if (!ok) fail(1)
       },
@@ -137,7 +137,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
     .option('--tenant <tenant>', 'only this tenant')
     .action(async (opts: { tenant?: string }, cmd: Command) => {
       const all = await cli.withNode(({ services }) => services.delegation.list(opts.tenant))
-      if (wantsJson(cmd)) return printJson(all.map(toWire))
+      if (wantsJson(cmd)) return printJson({ ok: true, delegations: all.map(toWire) })
       printLines(...(all.length === 0 ? ['no delegations'] : all.map(line)))
     })
   federation
@@ -168,6 +168,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
         )
         if (wantsJson(cmd))
           return printJson({
+            ok: true,
             id: message.id,
             direction: message.direction,
             delivered: message.delivered,
@@ -181,7 +182,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
     .command('sync')
     .description(
       'follow every delegation in progress once: settle the finished ones after verifying their receipts ' +
-        `(exit ${EXIT_FOLLOW_ERRORS} when following any of them recorded an error, listed on stderr)`,
+        `(exit ${EXIT_FOLLOW_ERRORS} when following any of them recorded an error, listed on stderr; with --json, in the object)`,
     )
     .option(
       '--peer-token <token>',
@@ -189,12 +190,17 @@ export function registerFederation(program: Command, cli: CliContext): void {
     )
     .action(async (opts: { peerToken?: string }, cmd: Command) => {
       const settled = await cli.withNode(({ services }) => services.delegation.syncDue({ all: true }), { peerToken: opts.peerToken ?? null })
-      if (wantsJson(cmd)) printJson(settled.map(toWire))
-      else printLines(...(settled.length === 0 ? ['nothing to follow'] : settled.map(line)))
       const failed = settled.filter(followFailed)
-      if (failed.length === 0) return
+      const error = failed.length === 0 ? null : `following ${failed.length} of ${settled.length} delegation(s) recorded an error`
+      if (failed.length > 0) fail(EXIT_FOLLOW_ERRORS)
+      // With --json one object: the error and the ids of the failed ones in it, nothing on stderr.
+      if (wantsJson(cmd)) {
+        return printJson({ ok: error === null, ...(error !== null && { error, failed: failed.map((d) => d.id) }), delegations: settled.map(toWire) })
+      }
+      printLines(...(settled.length === 0 ? ['nothing to follow'] : settled.map(line)))
+      if (error === null) return
       process.stderr.write(
-        `error: following ${failed.length} of ${settled.length} delegation(s) recorded an error:\n` +
+        `error: ${error}:\n` +
           failed
             .map((d) => {
               const hint = hintFor(d.lastError)
@@ -202,6 +208,5 @@ export function registerFederation(program: Command, cli: CliContext): void {
             })
             .join(''),
       )
-      fail(EXIT_FOLLOW_ERRORS)
     })
 }

@@ -5,7 +5,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import type { KeyObject } from 'node:crypto'
-import { type Command, InvalidArgumentError, Option } from 'commander'
+import { type Command, InvalidArgumentError } from 'commander'
 import { PyFloat, pythonRepr } from '../../canonical/python-json.js'
 import { checkAgentCardConformance } from '../../agent-card/agent-card-conformance.js'
 import { checkCardConformance } from '../../cards/card-conformance.js'
@@ -19,7 +19,10 @@ import { keyFingerprint } from '../../crypto/fingerprint.js'
 import { writePrivateKeyFile } from '../../crypto/key-files.js'
 import { KeyRejected } from '../../crypto/key-rejected.js'
 import { CliFailure } from '../failure.js'
-import { fail, printJson, printLines, wantsJson } from '../output.js'
+import { failedChecksLine, fail, printJson, printLines, uniqueChecks, wantsJson } from '../output.js'
+import { type PinWording, TRUST_CHECK, type Trust, firstUseWarning, notPinnedFailure, trustOnFirstUseOption } from '../trust.js'
+
+const PIN: PinWording = { subject: 'card', pinWith: '--trusted-fingerprint' }
 
 /** Bernstein's defaults for `interop a2a card` (§5.5). */
 const CARD_DEFAULTS = {
@@ -92,9 +95,7 @@ export function registerInterop(program: Command): void {
     .description('verify a capability card: signature, expiry, pinned fingerprint, optionally policies; exits 1 unless every check passes')
     .requiredOption('--card <file>', 'card file to verify')
     .option('--trusted-fingerprint <fp>', 'trusted issuer key fingerprint (sha256:…), repeatable; at least one, unless --trust-on-first-use', collect)
-    .addOption(
-      new Option('--trust-on-first-use', "accept the card's own key without a pinned fingerprint (reported as not pinned)").conflicts('trustedFingerprint'),
-    )
+    .addOption(trustOnFirstUseOption('card', ['trustedFingerprint']))
     .option('--require-cost-cap-usd <usd>', 'highest acceptable advertised cost cap', nonNegativeNumber)
     .option('--require-redaction-tier <tier>', 'weakest acceptable redaction tier')
     .option('--require-sandbox-profile <profile>', 'weakest acceptable sandbox profile')
@@ -147,6 +148,7 @@ async function issueCard(opts: CardOptions, json: boolean): Promise<void> {
     const fingerprint = keyFingerprint(signed.card.public_key_pem)
     if (json) {
       printJson({
+        ok: true,
         output: opts.output,
         issuer: signed.card.issuer,
         kid: signed.card.kid,
@@ -178,21 +180,20 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   } catch (error) {
     throw new CliFailure(`could not parse capability card: ${(error as Error).message}`)
   }
-  const failures: string[] = []
+  // Every failed check: its name (`failed_checks` with --json) and its text.
+  const failures: { check: string; text: string }[] = []
   const verified = await verifyCapabilityCard(signed, { now: Date.now() / 1000 })
   if (!verified.ok) {
     const detail = verified.code === 'expired' ? `expires_at=${pythonRepr(new PyFloat(signed.card.expires_at))}` : verified.detail
-    failures.push(`${CARD_FAILURE_TEXT[verified.code]} (${detail})`)
+    failures.push({ check: CARD_CHECK[verified.code], text: `${CARD_FAILURE_TEXT[verified.code]} (${detail})` })
   }
   const fingerprint = fingerprintOrNull(signed.card.public_key_pem)
   const trusted = opts.trustedFingerprint ?? []
-  // Fails closed: a card vouches for whoever holds its key, so without a pin it proves nothing about the issuer.
+  // Fails closed (src/cli/trust.ts): a card vouches for whoever holds its key, so without a pin it proves nothing about the issuer.
   if (trusted.length === 0 && opts.trustOnFirstUse !== true) {
-    failures.push(
-      `no trusted fingerprint: pin the issuer's key with --trusted-fingerprint, or accept this card's own key (${fingerprint ?? 'unreadable'}) with --trust-on-first-use`,
-    )
+    failures.push({ check: TRUST_CHECK, text: notPinnedFailure(PIN, fingerprint ?? 'unreadable key') })
   } else if (trusted.length > 0 && (fingerprint === null || !trusted.includes(fingerprint))) {
-    failures.push(`key fingerprint ${fingerprint ?? '(unreadable key)'} is not in the trusted-issuer set`)
+    failures.push({ check: TRUST_CHECK, text: `key fingerprint ${fingerprint ?? '(unreadable key)'} is not in the trusted-issuer set` })
   }
   const policyRequested = opts.requireCostCapUsd !== undefined || opts.requireRedactionTier !== undefined || opts.requireSandboxProfile !== undefined
   if (policyRequested) {
@@ -201,16 +202,19 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
       minRedactionTier: opts.requireRedactionTier ?? OPEN_REQUIREMENTS.minRedactionTier,
       minSandboxProfile: opts.requireSandboxProfile ?? OPEN_REQUIREMENTS.minSandboxProfile,
     })
-    if (!gate.ok) failures.push(...gate.failures)
+    if (!gate.ok) failures.push(...gate.failures.map((text) => ({ check: 'policy', text })))
   }
   if (failures.length > 0) {
     fail(1)
-    if (json) return printJson({ ok: false, fingerprint, failures })
-    return printLines(`✗ Capability card ${opts.card} is NOT valid:`, ...failures.map((reason) => `  - ${reason}`))
+    const texts = failures.map((f) => f.text)
+    const checks = uniqueChecks(failures.map((f) => f.check))
+    if (json) return printJson({ ok: false, fingerprint, failures: texts, failed_checks: checks })
+    return printLines(`✗ Capability card ${opts.card} is NOT valid:`, ...texts.map((reason) => `  - ${reason}`), failedChecksLine(checks))
   }
   const { card } = signed
   const pinned = trusted.length > 0
-  const warning = pinned ? null : 'the key is not pinned (trust-on-first-use): pin this fingerprint with --trusted-fingerprint from now on'
+  const trust: Trust = pinned ? 'pinned' : 'first-use'
+  const warning = pinned ? null : firstUseWarning(PIN)
   if (json) {
     return printJson({
       ok: true,
@@ -219,6 +223,7 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
       fingerprint,
       expires_at: card.expires_at,
       key_pinned: pinned,
+      trust,
       ...(warning !== null && { warning }),
     })
   }
@@ -226,8 +231,25 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
     `✓ Capability card ${opts.card} is valid`,
     `  issuer: ${card.issuer}  kid: ${card.kid}`,
     `  fingerprint: ${fingerprint}`,
+    `  trust: ${trust}`,
     ...(warning === null ? [] : [`  warning: ${warning}`]),
   )
+}
+
+/**
+ * The name of the check a card failed (`--json`'s `failed_checks`), beside `trusted_issuer` and `policy`; the names of
+ * the conformance reports where they are the same check.
+ */
+const CARD_CHECK: Readonly<Record<CardVerifyFailure, string>> = {
+  malformed: 'format',
+  alg: 'jws_header',
+  typ: 'jws_header',
+  kid_mismatch: 'kid',
+  key: 'key',
+  signature: 'signature',
+  invalid_lifetime: 'expiry',
+  not_yet_valid: 'expiry',
+  expired: 'expiry',
 }
 
 /** Which check of the card failed, in words (the detail follows in parentheses). */

@@ -137,20 +137,23 @@ async function wrapAction(cli: CliContext, opts: WrapOptions, cmd: Command): Pro
   if (opts.trackerName !== undefined) wrapOptions.trackerName = opts.trackerName
   const envelope = wrapLineageChain(read.value, wrapOptions)
   const bytes = lineageEnvelopePayloadBytes(envelope)
-  if (opts.output === undefined) {
-    // The payload is JSON either way; these are the exact canonical bytes, plus a newline for the terminal.
-    process.stdout.write(Buffer.concat([bytes, Buffer.from('\n')]))
-    return
-  }
-  await writeFile(opts.output, bytes)
   const summary = {
     ok: true,
-    output: opts.output,
+    output: opts.output ?? null,
     source_issuer: envelope.source_issuer,
     chain_digest: envelope.chain_digest,
     entries: envelope.entries.length,
     payload_sha256: sha256Prefixed(bytes),
   }
+  if (opts.output === undefined) {
+    // With --json the payload is a field of the one object: its exact canonical bytes as a string (parsing and
+    // printing it again could change them, and `payload_sha256` is over these).
+    if (wantsJson(cmd)) return printJson({ ...summary, payload: bytes.toString('utf8') })
+    // Without: the exact canonical bytes, plus a newline for the terminal.
+    process.stdout.write(Buffer.concat([bytes, Buffer.from('\n')]))
+    return
+  }
+  await writeFile(opts.output, bytes)
   if (wantsJson(cmd)) return printJson(summary)
   printLines(
     `✓ lineage envelope written to ${opts.output}`,

@@ -34,7 +34,9 @@ export function registerServe(program: Command, cli: CliContext): void {
       try {
         const config = cli.config
         databaseUrl = config.databaseUrl
-        logger = pino({ level: config.logLevel, base: { service: 'bernstein-a2a' } })
+        // With --json stdout carries the one object `{ok, url}`; the log lines go to stderr.
+        const options = { level: config.logLevel, base: { service: 'bernstein-a2a' } }
+        logger = cli.json ? pino(options, pino.destination({ dest: 2, sync: true })) : pino(options)
         server = await startServer(config, logger)
       } catch (error) {
         throw startupFailure(error, databaseUrl)

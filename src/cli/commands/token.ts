@@ -43,7 +43,7 @@ export function registerToken(program: Command, cli: CliContext): void {
           label: opts.label ?? null,
         }),
       )
-      if (wantsJson(cmd)) return printJson(issued)
+      if (wantsJson(cmd)) return printJson({ ok: true, ...issued })
       printLines(
         `✓ ${issued.role} token ${issued.id} created (tenant: ${issued.tenant ?? 'any'}, expires: ${iso(issued.expires_at)})`,
         `  ${issued.token}`,
@@ -67,7 +67,7 @@ export function registerToken(program: Command, cli: CliContext): void {
         revoked_at: t.revokedAt,
         state: t.revokedAt !== null ? 'revoked' : t.expiresAt !== null && now >= t.expiresAt ? 'expired' : 'active',
       }))
-      if (wantsJson(cmd)) return printJson(rows)
+      if (wantsJson(cmd)) return printJson({ ok: true, tokens: rows })
       if (rows.length === 0) return printLines('no tokens')
       printLines(
         ...rows.map(

@@ -181,3 +181,24 @@ describe('kid consistency (our check; Bernstein does not cross-check kids)', () 
     expect(failuresOf(result)).toEqual(['trusted JWK kid mismatch: trusted kid a2a-server-lineage-2, receipt kid a2a-server-lineage-1'])
   })
 })
+
+describe('every failure names its check (failedChecks, one per failure)', () => {
+  const checksOf = (result: ReceiptVerification): readonly string[] => (result.ok ? [] : result.failedChecks)
+
+  it('response, content_hash, signature, trusted_issuer and kid', async () => {
+    const r = receipt1()
+    expect(checksOf(await verifyReceipt(r, undefined, { verifyEd25519 }))).toEqual(['response'])
+    const tampered = vectorBytes('a2a_receipt', 'response.canonical.tampered.json')
+    expect(checksOf(await verifyReceipt(r, tampered, { verifyEd25519 }))).toEqual(['content_hash'])
+    expect(checksOf(await verifyReceipt({ ...r, head_signature: {} }, response1, { verifyEd25519 }))).toEqual(['signature'])
+    expect(checksOf(await verifyReceipt({ ...r, entry_hash: 'sha256:' + 'ab'.repeat(32) }, response1, { verifyEd25519 }))).toEqual(['signature'])
+    const other = ed25519PublicJwk(signerFromSeed(Buffer.alloc(32, 0x43)).publicKey, 'a2a-server-lineage-1')
+    expect(checksOf(await verifyReceipt(r, response1, { verifyEd25519, trustedJwk: other }))).toEqual(['trusted_issuer'])
+    const renamed = { ...r, head_signature: { ...r.head_signature, key_id: 'other-key' } }
+    expect(checksOf(await verifyReceipt(renamed, response1, { verifyEd25519 }))).toEqual(['kid'])
+    // Two failures, two names, in the order of the texts.
+    const both = await verifyReceipt({ ...renamed, head_signature: { ...renamed.head_signature, signature_b64: '' } }, tampered, { verifyEd25519 })
+    expect(failuresOf(both)).toHaveLength(3)
+    expect(checksOf(both)).toEqual(['content_hash', 'signature', 'kid'])
+  })
+})
