@@ -165,8 +165,8 @@ for (const engine of testEngines()) {
             if (pageToken === '') break
           }
           expect([...seen].sort()).toEqual([...ids].sort())
-          // Another tenant's caller sees none of them; an agent of that tenant neither.
-          const agent = await app.tokens.create({ role: 'agent', tenant: 'v1-elsewhere', expiresInSeconds: null })
+          // A caller of another tenant (an operator token bound to it; JSON-RPC, a POST /a2a/*, is operator-only) sees none of them.
+          const agent = await app.tokens.create({ role: 'operator', tenant: 'v1-elsewhere', expiresInSeconds: null })
           const outsider = await clientFor(app, binding, agent.token)
           expect((await outsider.listTasks(LIST as never)).tasks).toEqual([])
           await expect(outsider.getTask({ id: ids[0]! } as never)).rejects.toMatchObject({ name: 'TaskNotFoundError' })
