@@ -2,6 +2,8 @@ import express, { type Express, type RequestHandler } from 'express'
 import * as OpenApiValidator from 'express-openapi-validator'
 import type { Registry } from 'prom-client'
 import { a2aRoutes } from './a2a/a2a.handlers.js'
+import { a2aV1Routes } from './a2a-v1/a2a-v1.handlers.js'
+import { renderA2AError } from './a2a-v1/a2a-v1-error-render.js'
 import { lineageRoutes } from './lineage/lineage.handlers.js'
 import { AppError } from './errors.js'
 import { identityRoutes } from './identity/identity.handlers.js'
@@ -81,6 +83,12 @@ const readRawBody: RequestHandler = (req, res, next) =>
     next()
   })
 
+/**
+ * The media types a JSON body is parsed as: JSON, and A2A v1.0's `application/a2a+json` (its HTTP+JSON binding). An
+ * operation refuses a type its request body does not document (415), so the second reaches only the A2A v1 ones.
+ */
+const JSON_MEDIA_TYPES = ['application/json', 'application/a2a+json']
+
 /** Builds the Express application without listening: the caller decides where (tests use port 0). */
 export function createApp(deps: AppDeps): App {
   const contract = loadContract()
@@ -99,6 +107,7 @@ export function createApp(deps: AppDeps): App {
     ...healthRoutes(health, contract),
     ...taskRoutes(tasks),
     ...a2aRoutes(a2a),
+    ...a2aV1Routes(services.a2aV1),
     ...inboundRoutes(inbound),
     ...lineageRoutes(lineage),
     ...identityRoutes(deps.identity),
@@ -137,7 +146,12 @@ export function createApp(deps: AppDeps): App {
   app.use(admission.admit())
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
-  app.use(readBodies({ json: express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }), raw: readRawBody }))
+  app.use(
+    readBodies({
+      json: express.json({ type: JSON_MEDIA_TYPES, limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }),
+      raw: readRawBody,
+    }),
+  )
   app.use(rejectLoneSurrogates())
   // JSON.parse rounds big integers and overflows to Infinity without a word; a body it changed is refused here.
   app.use(rejectInexactNumbers())
@@ -166,7 +180,13 @@ export function createApp(deps: AppDeps): App {
   app.use(() => {
     throw new AppError('not_found', 'Not Found')
   })
-  app.use(problemHandler({ log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
+  app.use(
+    problemHandler({
+      log: (error, context) => logger.error({ err: error, ...context }, 'request failed'),
+      // The A2A v1.0 operations answer errors in their binding's dialect (their x-error-format).
+      formats: { 'a2a-jsonrpc': renderA2AError, 'a2a-rest': renderA2AError },
+    }),
+  )
   // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
   // must still end as the contract's 500, never as Express's HTML page with a stack trace.
   app.use(lastResortErrorHandler(logger))

@@ -1,4 +1,6 @@
 import { A2AService } from './a2a/a2a.service.js'
+import { type A2AV1Options, A2AV1Service } from './a2a-v1/a2a-v1.service.js'
+import { TaskEventSource } from './a2a-v1/task-events.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
 import { LineageService } from './lineage/lineage.service.js'
@@ -28,6 +30,8 @@ export interface ServiceDeps {
   readonly attestor?: Attestor
   readonly taskObservers?: readonly TaskObserver[]
   readonly inboundGates?: readonly InboundGate[]
+  /** A2A v1.0: the blocking bound of SendMessage and the role of new linked tasks (defaults otherwise). */
+  readonly a2aV1?: Partial<A2AV1Options>
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
   /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
@@ -46,6 +50,9 @@ export interface ServiceDeps {
 export interface Services {
   readonly tasks: TaskService
   readonly a2a: A2AService
+  readonly a2aV1: A2AV1Service
+  /** Wakes whoever waits on a task when it changes (blocking SendMessage; streams next). */
+  readonly taskEvents: TaskEventSource
   readonly inbound: InboundService
   readonly health: HealthService
   readonly audit: AuditTrail
@@ -74,6 +81,19 @@ export function createServices(deps: ServiceDeps): Services {
   tasks.subscribe(audit)
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
+  // Last: it only wakes waiters, who read the task again.
+  const taskEvents = new TaskEventSource()
+  tasks.subscribe(taskEvents)
+  const a2aV1 = new A2AV1Service({
+    store: deps.store,
+    clock,
+    ids,
+    a2a,
+    tasks,
+    events: taskEvents,
+    agentCard: async () => (await deps.identity.agentCardV1()).card,
+    ...(deps.a2aV1 && { options: deps.a2aV1 }),
+  })
   const gates: InboundGate[] = [
     new InboundTrustGate(
       deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false },
@@ -101,7 +121,7 @@ export function createServices(deps: ServiceDeps): Services {
     ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
     ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
   })
-  return { tasks, a2a, inbound, health, audit, lineage, delegation }
+  return { tasks, a2a, a2aV1, taskEvents, inbound, health, audit, lineage, delegation }
 }
 
 /** Requirements that every ranked card meets: used when the operator sets none. */

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, Response } from 'express'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
-import { routeOf } from './operation-index.js'
+import { type ErrorFormat, routeIfMatched, routeOf } from './operation-index.js'
 
 /** The one place where error codes become HTTP statuses. */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -190,8 +190,28 @@ function send(res: Response, status: number, body: unknown, headers: Readonly<Re
   res.status(status).json(body)
 }
 
+/** An error rendered in another dialect than `{detail}` (see `x-error-format`). */
+export interface FormattedError {
+  readonly status: number
+  readonly body: unknown
+  readonly contentType: string
+  readonly headers: Readonly<Record<string, string>>
+  /** Not recognised: logged, as an unexpected error always is. */
+  readonly unexpected: boolean
+}
+
+/** Renders an error (and what the one table makes of it: an AppError, or null when unrecognised) for an operation. */
+export type ErrorRenderer = (
+  format: Exclude<ErrorFormat, 'detail'>,
+  error: unknown,
+  known: AppError | null,
+  request: { body: unknown; accept: string | undefined },
+) => FormattedError
+
 export interface ProblemOptions {
   readonly log: (error: unknown, context: { method: string; path: string }) => void
+  /** Renderers of the operations whose `x-error-format` is not `detail`. */
+  readonly formats?: Readonly<Partial<Record<Exclude<ErrorFormat, 'detail'>, ErrorRenderer>>>
 }
 
 /**
@@ -213,6 +233,16 @@ export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
 
 function render(error: unknown, req: Request, res: Response, options: ProblemOptions): void {
   const known = asAppError(error, req, res)
+  const format = routeIfMatched(res)?.policy.errorFormat ?? 'detail'
+  const renderer = format === 'detail' ? undefined : options.formats?.[format]
+  if (format !== 'detail' && renderer !== undefined) {
+    const formatted = renderer(format, error, known, { body: req.body, accept: req.headers.accept })
+    if (formatted.unexpected || formatted.status >= 500) options.log(error, logContext(req, res))
+    for (const [name, value] of Object.entries(formatted.headers)) res.setHeader(name, value)
+    res.setHeader('Content-Type', formatted.contentType)
+    res.status(formatted.status).json(formatted.body)
+    return
+  }
   if (known === null) {
     options.log(error, logContext(req, res))
     return send(res, STATUS_OF.internal, { detail: INTERNAL_DETAIL })

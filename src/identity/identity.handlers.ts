@@ -23,7 +23,7 @@ export function identityRoutes(identity: NodeIdentity): RouteDefinition[] {
       document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
     ),
     route('getAgentCardV1Path', 'get', '/.well-known/agent-card.json', async ({ headers }) =>
-      document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
+      document((await identity.agentCardV1()).document, headers['if-none-match'], 'public, max-age=3600'),
     ),
     route('getJwks', 'get', '/.well-known/agent.json/keys', async ({ headers }) => document(identity.jwks(), headers['if-none-match'], 'public, max-age=300')),
     route('getCapabilityCard', 'get', '/.well-known/a2a-capability-card.json', async ({ headers }) =>

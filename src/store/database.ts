@@ -51,6 +51,24 @@ export interface A2AArtifactTable {
   created_at: number
 }
 
+/** A2A v1.0 additions to an A2A task (migration 010): its context. */
+export interface A2AV1TaskTable {
+  a2a_task_id: string
+  tenant_id: string
+  context_id: string
+  created_at: number
+}
+
+/** A2A v1.0 history: each message sent into an A2A task, as JSON text of the v1 Message. */
+export interface A2AV1MessageTable {
+  seq: Generated<number>
+  a2a_task_id: string
+  message_id: string
+  role: string
+  body: string
+  created_at: number
+}
+
 export interface A2AMessageTable {
   id: string
   tenant_id: string
@@ -153,6 +171,8 @@ export interface Database {
   a2a_tasks: A2ATaskTable
   a2a_artifacts: A2AArtifactTable
   a2a_messages: A2AMessageTable
+  a2a_v1_tasks: A2AV1TaskTable
+  a2a_v1_messages: A2AV1MessageTable
   federated_inbound: FederatedInboundTable
   peers: PeerTable
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
+import { A2AV1Repository } from './a2a-v1.repository.js'
 import { ChainRepository } from './chain.repository.js'
 import { DocumentRepository } from './document.repository.js'
 import { FederationRepository } from './federation.repository.js'
@@ -18,6 +19,7 @@ const MAX_ATTEMPTS = 3
 export interface Repositories {
   readonly tasks: TaskRepository
   readonly a2a: A2ARepository
+  readonly a2aV1: A2AV1Repository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
   readonly documents: DocumentRepository
@@ -44,6 +46,7 @@ export class Store {
     return {
       tasks: new TaskRepository(db, engine),
       a2a: new A2ARepository(db, engine),
+      a2aV1: new A2AV1Repository(db, engine),
       tokens: new TokenRepository(db, engine),
       chains: new ChainRepository(db, engine),
       documents: new DocumentRepository(db, engine),

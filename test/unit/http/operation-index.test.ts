@@ -142,6 +142,7 @@ describe('requests the contract has no operation for', () => {
     allowlistExempt: false,
     body,
     headers: 'api',
+    errorFormat: 'detail',
   })
   it.each([
     // Fail-closed: a token not bound to a tenant, the bucket of the method, no allowlist exemption.
