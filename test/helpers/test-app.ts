@@ -70,7 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const migrated = await migrateToLatest(connection)
   if (migrated.error) throw migrated.error
   const store = new Store(connection)
-  const tokens = new TokenService(store, options.clock ?? systemClock, options.ids ?? randomIds)
+  const tokens = new TokenService({ store, clock: options.clock ?? systemClock, ids: options.ids ?? randomIds })
   const resolveToken =
     options.resolveToken !== undefined
       ? options.resolveToken
