@@ -503,10 +503,10 @@ for (const engine of testEngines()) {
               }),
             )
             const { data } = await t.clientWith({ token: OPERATOR_TOKEN, tenant }).GET('/tasks', { params: { query: { limit: 500 } } })
-            expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string>)['task_id']])
+            expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string> | undefined)?.['task_id']])
             // The accepted version is the one stored, and its own redelivery is the duplicate.
             const stored = await t.store.repos.a2a.getInbound({ tenantId: tenant, peerName: 'peer-race', senderKey: '', remoteTaskId: 'race-2' })
-            expect(stored?.taskId).toBe((won[0]?.json as Record<string, string>)['task_id'])
+            expect(stored?.taskId).toBe((won[0]?.json as Record<string, string> | undefined)?.['task_id'])
             const again = await v0({ sender: card('peer-race'), task: { id: 'race-2', message: stored?.message } }, tenant)
             expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({
               status: 202,
