@@ -263,7 +263,7 @@ for (const engine of testEngines()) {
             const second = await rawRequest(t.url, { method: 'GET', path })
             expect(first.status).toBe(200)
             expect(second.text).toBe(first.text)
-            const record = await t.store.repos.a2a.getTask('default', a2a.id)
+            const record = await t.store.repos.a2a.get('default', a2a.id)
             expect(record?.updatedAt).toBe(a2a.updated_at)
 
             expect((await rawRequest(t.url, { method: 'POST', path: `/tasks/${a2a.bernstein_task_id}/claim`, body: '{}' })).status).toBe(200)
@@ -272,7 +272,7 @@ for (const engine of testEngines()) {
             const fourth = await rawRequest(t.url, { method: 'GET', path })
             expect((third.json as A2ATask).status).toBe('working')
             expect(fourth.text).toBe(third.text)
-            expect(await t.store.repos.a2a.getTask('default', a2a.id)).toEqual(record)
+            expect(await t.store.repos.a2a.get('default', a2a.id)).toEqual(record)
             const linked = await getTask(client, a2a.bernstein_task_id ?? '')
             expect(linked.version).toBe(2)
           })
