@@ -6,6 +6,7 @@ import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type TaskStatus } from '../../src/tasks/task.js'
 import { type TestClock, testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
+import { API_STEPS } from '../helpers/task-steps.js'
 import { OPERATOR_TOKEN, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 type Task = components['schemas']['Task']
@@ -38,18 +39,6 @@ const EXPECTED_A2A: Readonly<Record<TaskStatus, string>> = {
   closed: 'completed',
   failed: 'failed',
   cancelled: 'canceled',
-}
-
-/** Task-API calls that bring a fresh open task to each status the API can produce. */
-const API_STEPS: Readonly<Partial<Record<TaskStatus, readonly string[]>>> = {
-  open: [],
-  claimed: ['claim'],
-  in_progress: ['claim', 'progress'],
-  blocked: ['claim', 'block'],
-  done: ['complete'],
-  closed: ['complete', 'close'],
-  failed: ['fail'],
-  cancelled: ['cancel'],
 }
 
 const STEP_BODIES: Readonly<Record<string, object>> = {
