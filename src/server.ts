@@ -201,7 +201,7 @@ function tokenResolver(config: Config, store: Store, logger: Logger): TokenResol
   }
   const operator = resolveOperatorToken(config.authToken, config.dataDir)
   if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
-  const tokens = new TokenService(store, systemClock, randomIds)
+  const tokens = new TokenService({ store, clock: systemClock, ids: randomIds })
   const metricsToken = config.metricsToken
   const isOperator = secretMatcher(operator.token)
   const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)

@@ -126,7 +126,7 @@ function nulLocation(req: Request): (string | number)[] {
   while (pending.length > 0) {
     const [value, loc] = pending.pop() as [unknown, (string | number)[]]
     if (hasNul(value)) return loc
-    if (Array.isArray(value)) value.forEach((item, i) => pending.push([item, [...loc, i]]))
+    if (Array.isArray(value)) for (const [i, item] of value.entries()) pending.push([item, [...loc, i]])
     else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) pending.push([v, [...loc, k]])
   }
   return ['body']

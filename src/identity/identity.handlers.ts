@@ -11,7 +11,7 @@ const opaqueTag = (tag: string): string => {
 function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheControl: string) {
   const headers = { ETag: doc.etag, 'Cache-Control': cacheControl }
   const ours = opaqueTag(doc.etag)
-  if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => opaqueTag(tag) === ours || tag.trim() === '*')) {
+  if (ifNoneMatch?.split(',').some((tag) => opaqueTag(tag) === ours || tag.trim() === '*')) {
     return { status: 304 as const, body: undefined, headers }
   }
   return { status: 200 as const, raw: doc.bytes, contentType: 'application/json', headers }

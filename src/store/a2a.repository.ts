@@ -12,10 +12,9 @@ import type {
 } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
-import { Repository } from './repository.js'
 import { type Conversion, flag, integer, json, member, nullable, rowMapping } from './row-mapping.js'
 import { ReusableQuery } from './reusable-query.js'
-import { TenantRows } from './tenant-rows.js'
+import { TenantRepository, TenantRows } from './tenant-rows.js'
 
 const receiptKind: Conversion<A2ATaskRecord['receiptKind'], string | null> = {
   read: (kind) => (kind === 'acceptance' || kind === 'completion' ? kind : null),
@@ -92,17 +91,12 @@ function toArtifact(r: { name: string; content_type: string; data: string; creat
   return { name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }
 }
 
-export class A2ARepository extends Repository {
-  async insertTask(task: A2ATaskRecord): Promise<void> {
-    await A2A_TASKS.insert(this.db, this.engine, task)
-  }
-
-  async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
-    return A2A_TASKS.get(this.db, this.engine, tenantId, id)
-  }
+/** A2A tasks (found by tenant and id: {@link TenantRepository}), their artifacts and messages, inbound delegations, peers. */
+export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> {
+  protected override readonly rows = A2A_TASKS
 
   /**
-   * {@link getTask} with the linked task's status and update time and the artifacts, for building the task's
+   * {@link get} with the linked task's status and update time and the artifacts, for building the task's
    * response: one statement, so they all come from one snapshot (separate reads could straddle a write).
    */
   async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {

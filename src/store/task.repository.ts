@@ -1,9 +1,8 @@
 import type { Selectable } from 'kysely'
 import type { ProgressEntry, Task, TaskComplexity, TaskScope, TaskStatus, TaskType } from '../tasks/task.js'
 import type { TaskTable } from './database.js'
-import { Repository } from './repository.js'
 import { integer, json, member, nullable, rowMapping } from './row-mapping.js'
-import { TenantRows } from './tenant-rows.js'
+import { TenantRepository, TenantRows } from './tenant-rows.js'
 
 type TaskRow = Selectable<TaskTable>
 
@@ -46,14 +45,8 @@ export interface TaskListQuery {
 
 const TASKS = new TenantRows('tasks', TASK)
 
-export class TaskRepository extends Repository {
-  async insert(task: Task): Promise<void> {
-    await TASKS.insert(this.db, this.engine, task)
-  }
-
-  async get(tenantId: string, id: string): Promise<Task | undefined> {
-    return TASKS.get(this.db, this.engine, tenantId, id)
-  }
+export class TaskRepository extends TenantRepository<'tasks', Task> {
+  protected override readonly rows = TASKS
 
   /**
    * Like {@link get}, and on PostgreSQL also locks the row until the caller's transaction ends, so that concurrent

@@ -65,7 +65,7 @@ describe.skipIf(SKIP_BROWSER)(`GET /docs in a real browser${SKIP_BROWSER ? ` (sk
     await page.waitForSelector('.opblock', { timeout: 30_000 })
     await expect(page.title()).resolves.toBe('bernstein-a2a API reference')
     // The contract's own title and version (the package's), not the Bernstein task server's.
-    const title = await page.locator('.info .title').first().innerText()
+    const title = await page.locator('.info .title').first().textContent()
     expect(title).toContain('bernstein-a2a')
     expect(title).toContain(packageVersion())
 

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http'
+import { expect } from 'vitest'
 import { type AppDeps, type App, createApp } from '../../src/app.js'
 import { createHttpServer } from '../../src/http/http-server.js'
 import { secretsEqual } from '../../src/auth/operator-token.js'
@@ -70,7 +71,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const migrated = await migrateToLatest(connection)
   if (migrated.error) throw migrated.error
   const store = new Store(connection)
-  const tokens = new TokenService(store, options.clock ?? systemClock, options.ids ?? randomIds)
+  const tokens = new TokenService({ store, clock: options.clock ?? systemClock, ids: options.ids ?? randomIds })
   const resolveToken =
     options.resolveToken !== undefined
       ? options.resolveToken
@@ -145,4 +146,22 @@ export function rawRequest(
 /** The node's published JWKS (`GET /.well-known/agent.json/keys`, no token), what a peer verifies receipts against. */
 export async function publishedJwks(url: string): Promise<unknown> {
   return (await rawRequest(url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+}
+
+/**
+ * Everything a refused request could have touched, byte for byte: the task list, one A2A task as GET shows it
+ * (`a2aTaskId`), and the default tenant's inbound delegations, messages and peers. Equal before and after means
+ * the request changed nothing.
+ */
+export async function stateSnapshot(t: TestApp, a2aTaskId: string): Promise<unknown> {
+  const tasks = await rawRequest(t.url, { method: 'GET', path: '/tasks?limit=500' })
+  expect(tasks.status).toBe(200)
+  const a2a = await rawRequest(t.url, { method: 'GET', path: `/a2a/tasks/${a2aTaskId}` })
+  return {
+    tasks: tasks.text,
+    a2a: a2a.text,
+    inbound: await t.store.repos.a2a.countInbound('default'),
+    messages: await t.store.repos.a2a.messages('default'),
+    peers: await t.store.repos.a2a.countPeers(),
+  }
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OVERFLOW_MESSAGE, UNSAFE_INTEGER_MESSAGE } from '../../src/text/json-numbers.js'
 import { testEngines } from '../helpers/engines.js'
 import { fuzzSettings } from '../helpers/fuzz.js'
-import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { type TestApp, rawRequest, startTestApp, stateSnapshot } from '../helpers/test-app.js'
 
 type Prefix = '' | '/api/v1'
 type Loc = readonly (string | number)[]
@@ -395,19 +395,7 @@ for (const engine of testEngines()) {
       await t?.close()
     })
 
-    /** Everything a rejected request could have touched, byte for byte. */
-    async function snapshot(): Promise<unknown> {
-      const tasks = await rawRequest(t.url, { method: 'GET', path: '/tasks?limit=500' })
-      expect(tasks.status).toBe(200)
-      const a2a = await rawRequest(t.url, { method: 'GET', path: `/a2a/tasks/${seed.a2a}` })
-      return {
-        tasks: tasks.text,
-        a2a: a2a.text,
-        inbound: await t.store.repos.a2a.countInbound('default'),
-        messages: await t.store.repos.a2a.messages('default'),
-        peers: await t.store.repos.a2a.countPeers(),
-      }
-    }
+    const snapshot = (): Promise<unknown> => stateSnapshot(t, seed.a2a)
 
     async function send(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<Raw> {
       const r = await rawRequest(t.url, { method, path, ...(body !== undefined && { body }), ...(headers && { headers }) })
