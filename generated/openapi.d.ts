@@ -484,7 +484,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health summary */
+        /**
+         * Health summary
+         * @description The node's detailed status: task counts by status (all tenants), queue depth, known peers, memory, the database. Node-wide, so it needs the operator token (not bound to a tenant) or `BERNSTEIN_METRICS_TOKEN`, and is subject to the IP allowlist and the read limit like any other read. The counts come from counters the database keeps on write, so a call costs the same whatever the number of tasks. Load balancers and orchestrators probe the public `/health/ready` and `/health/live` instead.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -503,7 +506,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description 200 while the database answers; 503 while it does not. Recovers by itself.
+         * @description 200 while the database answers and its storage keeps writes; 503 while the database does not answer, for 5 s after a write met a storage fault (disk full, I/O error, read-only storage), and for good once the node drains on shutdown. The database is asked at most once per `BERNSTEIN_READINESS_CACHE_MS` (1 s) however many probes arrive. Recovers by itself.
          */
         get: operations["getHealthReady"];
         put?: never;
@@ -823,7 +826,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health summary */
+        /**
+         * Health summary
+         * @description The node's detailed status: task counts by status (all tenants), queue depth, known peers, memory, the database. Node-wide, so it needs the operator token (not bound to a tenant) or `BERNSTEIN_METRICS_TOKEN`, and is subject to the IP allowlist and the read limit like any other read. The counts come from counters the database keeps on write, so a call costs the same whatever the number of tasks. Load balancers and orchestrators probe the public `/health/ready` and `/health/live` instead.
+         */
         get: operations["getHealthApiV1"];
         put?: never;
         post?: never;
@@ -842,7 +848,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description 200 while the database answers; 503 while it does not. Recovers by itself.
+         * @description 200 while the database answers and its storage keeps writes; 503 while the database does not answer, for 5 s after a write met a storage fault (disk full, I/O error, read-only storage), and for good once the node drains on shutdown. The database is asked at most once per `BERNSTEIN_READINESS_CACHE_MS` (1 s) however many probes arrive. Recovers by itself.
          */
         get: operations["getHealthReadyApiV1"];
         put?: never;
@@ -2603,9 +2609,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
-        /** @description The database cannot be reached */
+        /** @description The database cannot be reached, or its storage cannot keep writes (disk full, I/O error, read-only storage; then with `Retry-After` and a `detail` that says so). Nothing of the request was written. */
         Unavailable: {
             headers: {
+                /** @description Seconds to wait before retrying (storage faults) */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -3506,6 +3514,9 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getHealthReady: {
@@ -4123,6 +4134,9 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getHealthReadyApiV1: {

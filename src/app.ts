@@ -53,6 +53,8 @@ export interface AppDeps extends ServiceDeps {
   /** Per-bucket limiters (absent bucket = unlimited). */
   readonly rateLimiters?: Readonly<Partial<Record<Bucket, BucketLimiter>>>
   readonly rateLimitLoopback?: boolean
+  /** The `auth_failure` bucket: failed authentications per client address (none when absent). */
+  readonly authFailureLimiter?: BucketLimiter
   /** Where `GET /metrics` series live (a fresh registry when absent; never prom-client's global one). */
   readonly metricsRegistry?: Registry
   /** Load shedding, the answer deadline and the drain's refusals; none when absent. */
@@ -139,7 +141,12 @@ export function createApp(deps: AppDeps): App {
   // Order matters: the network and the credential are checked before anything about limits or bodies is revealed.
   app.use(networkGuard(deps.network ?? { allowedIps: [], trustedProxyIps: [] }))
   app.use(exactPaths())
-  app.use(authenticate({ resolveToken: deps.resolveToken }))
+  app.use(
+    authenticate({
+      resolveToken: deps.resolveToken,
+      ...(deps.authFailureLimiter && { failures: { limiter: deps.authFailureLimiter, limitLoopback: deps.rateLimitLoopback ?? false, logger } }),
+    }),
+  )
   app.use(authorize())
   app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))
   // Cheap refusals under load or while draining, before any body is read or the database is asked.

@@ -44,6 +44,10 @@ export interface Config {
   readonly rateLimitReadPerMin: number
   /** Apply rate limits to loopback clients too (they are exempt by default, as in Bernstein). */
   readonly rateLimitLoopback: boolean
+  /** Health (issue 26): failed authentications per minute per client address (0 disables the bucket). */
+  readonly rateLimitAuthFailuresPerMin: number
+  /** Health (issue 26): how long one database check answers readiness probes, in ms (0: every probe checks). */
+  readonly readinessCacheMs: number
   /** This node's issuer name: capability card issuer and lineage envelope `source_issuer`. */
   readonly issuer: string
   /** Policies this node advertises in its capability card. */
@@ -269,6 +273,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30),
     rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
     rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
+    rateLimitAuthFailuresPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_AUTH_FAILURES_PER_MIN', 20),
+    readinessCacheMs: bounded(env, 'BERNSTEIN_READINESS_CACHE_MS', 1000, 0, 60_000),
     issuer: issuerName(env),
     trustedPeerFingerprints: Object.freeze(fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS')),
     peerRequirements: Object.freeze({

@@ -134,6 +134,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       publicBaseUrl,
       attestor,
       metrics,
+      health: { readinessCacheMs: config.readinessCacheMs },
       inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },
       federation: { peerToken: peerTokenResolver(config, options.peerToken ?? null) },
     })

@@ -8,7 +8,7 @@ import { DelegationService } from './federation/delegation.service.js'
 import { type InboundTrustOptions, InboundTrustGate } from './federation/inbound-trust.js'
 import { type InboundGate, InboundService } from './federation/inbound.service.js'
 import type { RetryPolicy } from './federation/peer-fetch.js'
-import { HealthService } from './health/health.service.js'
+import { type HealthOptions, HealthService } from './health/health.service.js'
 import type { NodeIdentity } from './identity/node-identity.js'
 import { type Metrics, noMetrics } from './signature-metrics.js'
 import { type Clock, type Ids, randomIds, systemClock } from './runtime.js'
@@ -34,6 +34,8 @@ export interface ServiceDeps {
   readonly a2aV1?: Partial<A2AV1Options>
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
+  /** Readiness: how long one database check answers probes. */
+  readonly health?: HealthOptions
   /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
   readonly inboundTrust?: InboundTrustOptions
   /** Outbound federation: tokens towards peers (never stored), `fetch`, retries. */
@@ -104,7 +106,7 @@ export function createServices(deps: ServiceDeps): Services {
     ...(deps.inboundGates ?? []),
   ]
   const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates })
-  const health = new HealthService(deps.store, clock)
+  const health = new HealthService(deps.store, clock, deps.health)
   const federation = deps.federation ?? {}
   const delegation = new DelegationService({
     store: deps.store,

@@ -98,7 +98,7 @@ export class A2AV1Service {
     const stored = JSON.stringify(message)
     const { id, bernsteinTaskId } = await this.#deps.store.transaction(async (repos) => {
       if (message.taskId !== undefined && message.taskId !== '') {
-        const record = await repos.a2a.getTask(caller.tenantId, message.taskId)
+        const record = await repos.a2a.get(caller.tenantId, message.taskId)
         if (!record) throw taskNotFound(message.taskId)
         const contextId = await repos.a2aV1.contextOf(caller.tenantId, record.id)
         if (message.contextId !== undefined && message.contextId !== '' && message.contextId !== (contextId ?? record.id)) {

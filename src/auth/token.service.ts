@@ -62,14 +62,21 @@ export class TokenService {
     return this.#deps.store.repos.tokens.list()
   }
 
-  /** The identity behind a presented token, or null when it is unknown, revoked, expired or malformed. */
-  async resolve(presented: string): Promise<TokenIdentity | null> {
+  /**
+   * The identity behind a presented token, or null when it is unknown, revoked, expired or malformed. A token that
+   * is not of the issued form is refused at once, without a lookup (and without a promise).
+   */
+  resolve(presented: string): TokenIdentity | null | Promise<TokenIdentity | null> {
     const match = TOKEN_PATTERN.exec(presented)
     if (!match) return null
-    const token = await this.#deps.store.repos.tokens.get(match[1] as string)
+    return this.#lookup(match[1] as string, match[2] as string)
+  }
+
+  async #lookup(id: string, secret: string): Promise<TokenIdentity | null> {
+    const token = await this.#deps.store.repos.tokens.get(id)
     if (!token) return null
     const expected = Buffer.from(token.secretHash, 'hex')
-    const actual = Buffer.from(hashSecret(match[2] as string), 'hex')
+    const actual = Buffer.from(hashSecret(secret), 'hex')
     if (!constantTimeEqual(expected, actual)) return null
     const now = this.#deps.clock.now()
     if (token.revokedAt !== null || (token.expiresAt !== null && now >= token.expiresAt)) return null

@@ -235,11 +235,9 @@ export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> 
       .execute()
   }
 
+  /** Known peers (all tenants), from the count the database keeps on write (`row_counts`), not a scan. */
   async countPeers(): Promise<number> {
-    const row = await this.db
-      .selectFrom('peers')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .executeTakeFirstOrThrow()
-    return Number(row.n)
+    const row = await this.db.selectFrom('row_counts').select('n').where('name', '=', 'peers').executeTakeFirst()
+    return Number(row?.n ?? 0)
   }
 }

@@ -161,7 +161,15 @@ export interface FederationLedgerTable {
   polls: number
 }
 
+/** Counts kept on write by triggers (`tasks.<status>`, `peers`); see migration 007. */
+export interface RowCountTable {
+  name: string
+  /** A bigint: a string on PostgreSQL. */
+  n: number | string
+}
+
 export interface Database {
+  row_counts: RowCountTable
   federation_ledger: FederationLedgerTable
   node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable

@@ -10,6 +10,7 @@ import { TaskRepository } from './task.repository.js'
 import { TokenRepository } from './token.repository.js'
 import { SqliteGroupCommit } from './sqlite-group-commit.js'
 import { DatabaseUnavailable } from './unavailable.js'
+import { type StorageObserver, asStorageFault } from './storage-fault.js'
 
 /** PostgreSQL gave up on a transaction to break a deadlock or a serialization conflict; running it again is safe. */
 const RETRYABLE = new Set(['40P01', '40001'])
@@ -35,6 +36,7 @@ export class Store {
   readonly repos: Repositories
   /** SQLite: transactions arriving together share one COMMIT (one fsync); see SqliteGroupCommit. */
   readonly #group: SqliteGroupCommit | null
+  readonly #storageObservers: StorageObserver[] = []
 
   constructor(connection: Connection) {
     this.#connection = connection
@@ -66,6 +68,23 @@ export class Store {
    * the caller cannot know whether the commit happened.
    */
   async transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    try {
+      return await this.#transaction(work)
+    } catch (error) {
+      // Disk full, I/O error, read-only storage: a 503 with Retry-After, and readiness and the metrics are told.
+      const fault = asStorageFault(error)
+      if (fault === undefined) throw error
+      for (const observer of this.#storageObservers) observer(fault.reason)
+      throw fault
+    }
+  }
+
+  /** Subscribes to the storage faults transactions meet (told the reason, e.g. `disk full`). Observers must not throw. */
+  observeStorage(observer: StorageObserver): void {
+    this.#storageObservers.push(observer)
+  }
+
+  async #transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
     if (this.#group) return this.#group.run((db) => work(Store.#bind(db, engine)))
     for (let attempt = 1; ; attempt++) {

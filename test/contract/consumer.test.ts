@@ -30,7 +30,7 @@ async function journey(client: ApiClient, anonymous: ApiClient): Promise<Step[]>
   steps.push({ step: 'artifact', status: artifact.response.status, schema: 'A2AArtifactResponse', data: artifact.data })
   const list = await client.GET('/tasks', { params: { query: { limit: 10 } } })
   steps.push({ step: 'list', status: list.response.status, schema: 'TaskPage', data: list.data })
-  const health = await anonymous.GET('/health')
+  const health = await client.GET('/health')
   steps.push({ step: 'health', status: health.response.status, schema: 'HealthResponse', data: health.data })
   const card = await anonymous.GET('/.well-known/a2a-capability-card.json')
   steps.push({ step: 'card', status: card.response.status, schema: 'SignedCapabilityCard', data: card.data })

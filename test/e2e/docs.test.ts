@@ -106,7 +106,7 @@ describe('GET /docs over HTTP', () => {
       expect(csp, path).toContain("script-src 'self'")
       expect(csp, path).not.toContain('upgrade-insecure-requests')
     }
-    const api = await rawRequest(app.url, { method: 'GET', path: '/health', token: null })
+    const api = await rawRequest(app.url, { method: 'GET', path: '/health/live', token: null })
     expect(api.headers.get('content-security-policy')).toContain('upgrade-insecure-requests')
     expect((await rawRequest(app.url, { method: 'GET', path: '/docs/assets/nothing-here.js', token: null })).status).toBe(404)
   })

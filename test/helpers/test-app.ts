@@ -5,7 +5,7 @@ import { createHttpServer } from '../../src/http/http-server.js'
 import { secretsEqual } from '../../src/auth/operator-token.js'
 import { type ApiClient, createApiClient } from '../../src/client/index.js'
 import type { TokenIdentity } from '../../src/auth/caller.js'
-import { connect, migrateToLatest } from '../../src/store/connect.js'
+import { type Connection, type DatabaseOptions, connect, migrateToLatest } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
 import { randomIds, systemClock } from '../../src/runtime.js'
 import { TokenService } from '../../src/auth/token.service.js'
@@ -24,6 +24,8 @@ export interface TestApp {
   readonly url: string
   readonly engine: TestEngine
   readonly store: Store
+  /** The app's own database connection (tests that provoke storage faults run statements on it). */
+  readonly connection: Connection
   readonly app: App
   readonly dataDir: string
   /** Issues agent/operator tokens that this server accepts (same clock as the app). */
@@ -46,6 +48,8 @@ export interface TestAppOptions extends Partial<Omit<AppDeps, 'store'>> {
   readonly profile?: Partial<NodeProfile>
   /** An existing database to share with other test servers (the caller creates and drops it). */
   readonly database?: TestDatabase
+  /** Overrides of the connection options (a pool of one, a statement counter). */
+  readonly connectOptions?: Partial<DatabaseOptions>
 }
 
 export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
@@ -67,7 +71,7 @@ export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const engine = options.engine ?? 'sqlite'
   const database = options.database ?? (await createTestDatabase(engine))
-  const connection = connect(database.options)
+  const connection = connect({ ...database.options, ...options.connectOptions })
   const migrated = await migrateToLatest(connection)
   if (migrated.error) throw migrated.error
   const store = new Store(connection)
@@ -114,6 +118,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     url,
     engine,
     store,
+    connection,
     app,
     dataDir: database.dataDir,
     tokens,
