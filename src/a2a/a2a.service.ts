@@ -130,13 +130,11 @@ export class A2AService implements TaskObserver {
     return this.#deps.store.transaction(async (repos) => {
       const task = await repos.tasks.get(tenantId, input.taskId)
       if (!task) throw taskNotFound(input.taskId)
+      const { sender, recipient, content, taskId } = input
       const message: A2AMessage = {
         id: this.#deps.ids.shortId(),
         tenantId,
-        sender: input.sender,
-        recipient: input.recipient,
-        content: input.content,
-        taskId: input.taskId,
+        ...{ sender, recipient, content, taskId },
         direction: 'inbound',
         delivered: true,
         externalEndpoint: null,

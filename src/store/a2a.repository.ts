@@ -12,7 +12,7 @@ import type {
 } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
-import { type Conversion, flag, integer, json, member, nullable, rowMapping } from './row-mapping.js'
+import { type Conversion, flag, integer, json, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 import { ReusableQuery } from './reusable-query.js'
 import { TenantRepository, TenantRows } from './tenant-rows.js'
 
@@ -22,41 +22,24 @@ const receiptKind: Conversion<A2ATaskRecord['receiptKind'], string | null> = {
 }
 
 const A2A_TASK = rowMapping<A2ATaskRecord, Selectable<A2ATaskTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  bernsteinTaskId: 'bernstein_task_id',
-  sender: 'sender',
-  message: 'message',
-  createdAt: ['created_at', integer],
-  updatedAt: ['updated_at', integer],
-  receipt: ['receipt', nullable(json<Readonly<Record<string, unknown>>>())],
-  receiptKind: ['receipt_kind', receiptKind],
+  ...sameNames('id', 'tenantId', 'bernsteinTaskId', 'sender', 'message'),
+  createdAt: integer,
+  updatedAt: integer,
+  receipt: nullable(json<Readonly<Record<string, unknown>>>()),
+  receiptKind: receiptKind,
 })
 
 const MESSAGE = rowMapping<A2AMessage, Selectable<A2AMessageTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  sender: 'sender',
-  recipient: 'recipient',
-  content: 'content',
-  taskId: 'task_id',
-  direction: ['direction', member<MessageDirection>()],
-  delivered: ['delivered', flag],
-  externalEndpoint: 'external_endpoint',
-  createdAt: ['created_at', integer],
+  ...sameNames('id', 'tenantId', 'sender', 'recipient', 'content', 'taskId'),
+  direction: member<MessageDirection>(),
+  delivered: flag,
+  ...sameNames('externalEndpoint'),
+  createdAt: integer,
 })
 
 const INBOUND = rowMapping<FederatedInbound, Selectable<FederatedInboundTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  peerName: 'peer_name',
-  senderKey: 'sender_key',
-  remoteTaskId: 'remote_task_id',
-  taskId: 'task_id',
-  a2aTaskId: 'a2a_task_id',
-  message: 'message',
-  role: 'role',
-  createdAt: ['created_at', integer],
+  ...sameNames('id', 'tenantId', 'peerName', 'senderKey', 'remoteTaskId', 'taskId', 'a2aTaskId', 'message', 'role'),
+  createdAt: integer,
 })
 
 const A2A_TASKS = new TenantRows('a2a_tasks', A2A_TASK)
@@ -202,10 +185,7 @@ export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> 
     const row = await this.db
       .selectFrom('federated_inbound')
       .selectAll()
-      .where('tenant_id', '=', key.tenantId)
-      .where('peer_name', '=', key.peerName)
-      .where('sender_key', '=', key.senderKey)
-      .where('remote_task_id', '=', key.remoteTaskId)
+      .where((eb) => eb.and({ tenant_id: key.tenantId, peer_name: key.peerName, sender_key: key.senderKey, remote_task_id: key.remoteTaskId }))
       .executeTakeFirst()
     return row && INBOUND.toDomain(row)
   }

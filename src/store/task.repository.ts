@@ -1,37 +1,31 @@
 import type { Selectable } from 'kysely'
 import type { ProgressEntry, Task, TaskComplexity, TaskScope, TaskStatus, TaskType } from '../tasks/task.js'
 import type { TaskTable } from './database.js'
-import { integer, json, member, nullable, rowMapping } from './row-mapping.js'
+import { integer, json, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 import { TenantRepository, TenantRows } from './tenant-rows.js'
 
 type TaskRow = Selectable<TaskTable>
 
 const TASK = rowMapping<Task, TaskRow>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  title: 'title',
-  description: 'description',
-  role: 'role',
-  priority: ['priority', integer],
-  scope: ['scope', member<TaskScope>()],
-  complexity: ['complexity', member<TaskComplexity>()],
-  estimatedMinutes: ['estimated_minutes', integer],
-  status: ['status', member<TaskStatus>()],
-  taskType: ['task_type', member<TaskType>()],
-  dependsOn: ['depends_on', json<readonly string[]>()],
-  parentTaskId: 'parent_task_id',
-  ownedFiles: ['owned_files', json<readonly string[]>()],
-  assignedAgent: 'assigned_agent',
-  resultSummary: 'result_summary',
-  terminalReason: 'terminal_reason',
-  metadata: ['metadata', json<Readonly<Record<string, unknown>>>()],
-  createdAt: ['created_at', integer],
-  updatedAt: ['updated_at', integer],
-  claimedAt: ['claimed_at', nullable(integer)],
-  completedAt: ['completed_at', nullable(integer)],
-  closedAt: ['closed_at', nullable(integer)],
-  progressLog: ['progress_log', json<readonly ProgressEntry[]>()],
-  version: ['version', integer],
+  ...sameNames('id', 'tenantId', 'title', 'description', 'role'),
+  priority: integer,
+  scope: member<TaskScope>(),
+  complexity: member<TaskComplexity>(),
+  estimatedMinutes: integer,
+  status: member<TaskStatus>(),
+  taskType: member<TaskType>(),
+  dependsOn: json<readonly string[]>(),
+  ...sameNames('parentTaskId'),
+  ownedFiles: json<readonly string[]>(),
+  ...sameNames('assignedAgent', 'resultSummary', 'terminalReason'),
+  metadata: json<Readonly<Record<string, unknown>>>(),
+  createdAt: integer,
+  updatedAt: integer,
+  claimedAt: nullable(integer),
+  completedAt: nullable(integer),
+  closedAt: nullable(integer),
+  progressLog: json<readonly ProgressEntry[]>(),
+  version: integer,
 })
 
 export interface TaskListQuery {
