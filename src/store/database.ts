@@ -141,9 +141,19 @@ export interface FederationLedgerTable {
   updated_at: number
   next_poll_at: number | null
   polls: number
+  trust_level: string | null
+  peer_card_key: string | null
+}
+
+export interface PeerNonceTable {
+  key_fingerprint: string
+  nonce: string
+  seen_at: number
+  expires_at: number
 }
 
 export interface Database {
+  peer_nonces: PeerNonceTable
   federation_ledger: FederationLedgerTable
   node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable

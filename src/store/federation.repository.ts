@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely'
-import type { Delegation, DelegationStatus } from '../federation/delegation.js'
+import type { Delegation, DelegationStatus, TrustLevel } from '../federation/delegation.js'
 import type { FederationLedgerTable } from './database.js'
 import { Repository } from './repository.js'
 import { integer, member, nullable, rowMapping } from './row-mapping.js'
@@ -25,6 +25,8 @@ const DELEGATION = rowMapping<Delegation, Selectable<FederationLedgerTable>>()({
   updatedAt: ['updated_at', integer],
   nextPollAt: ['next_poll_at', nullable(integer)],
   polls: ['polls', integer],
+  trustLevel: ['trust_level', nullable(member<TrustLevel>())],
+  peerCardKey: 'peer_card_key',
 })
 
 export class FederationRepository extends Repository {
