@@ -2589,6 +2589,7 @@ export interface operations {
                     "application/json": components["schemas"]["PeerProof"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

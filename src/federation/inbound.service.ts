@@ -149,7 +149,8 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
 /**
  * A gate an inbound delegation must pass before anything is stored (capability-card trust, lineage envelope).
  * It throws an AppError `rejected` to refuse, and may return a hook to run inside the accepting transaction.
- * Gates also run for a repeated delivery, before it is recognised as one, so `check` must not change anything.
+ * Gates also run for a repeated delivery, before it is recognised as one, so `check` must not change anything;
+ * the one exception is the signature gate's replay cache, where recording a nonce is what makes a replay fail.
  */
 export interface InboundGate {
   check(request: InboundTaskRequest, tenantId: string): Promise<InboundGateResult>
