@@ -36,6 +36,9 @@ const REQUEST_COMPONENTS = ['"@method"', '"@target-uri"'] as const
 const BODY_COMPONENT = '"content-digest"'
 const ANSWER_COMPONENTS = ['"@status"', '"content-digest"', '"@method";req', '"@target-uri";req', `"signature";req;key="${PEER_SIGNATURE_LABEL}"`] as const
 
+/** What a request nonce may be: what the replay cache can hold, in characters any nonce generator uses. */
+const NONCE = /^[A-Za-z0-9._~+/=-]{8,128}$/
+
 /** The acceptance window of `created`, either side of now, in seconds, when the operator sets none. */
 export const DEFAULT_SIGNATURE_WINDOW_SECONDS = 300
 
@@ -125,9 +128,11 @@ export async function verifyPeerRequest(
     const digest = contentDigestMatches(headerOf(request.headers, 'content-digest'), request.body ?? '')
     if (!digest.ok) return fail('digest', digest.detail)
   }
+  const nonce = verified.value.nonce ?? ''
+  if (!NONCE.test(nonce)) return fail('invalid', 'the nonce must be 8 to 128 characters of A-Z a-z 0-9 - _ . ~ + / =')
   const stale = staleness(verified.value.created ?? Number.NaN, clock, windowSeconds)
   if (stale !== null) return fail('stale', stale)
-  return ok({ keyid: key.keyid, created: verified.value.created as number, nonce: verified.value.nonce as string })
+  return ok({ keyid: key.keyid, created: verified.value.created as number, nonce })
 }
 
 /** The fields to add to an answer with `status` and exactly `body` to `request` (which carried our label's signature). */
