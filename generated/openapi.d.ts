@@ -301,6 +301,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2a/v0/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Proof of possession of the card key
+         * @description Answers a peer's challenge so it can tell, before it sends any secret, that this node holds the key of the capability card it serves. Call it with a fresh `nonce` and an RFC 9421 signature labelled `peer` (by the caller's own card key): the answer echoes the nonce and is signed with this node's card key (`keyid` = its fingerprint), covering `@status`, `content-digest` and the request's signature (`"signature";req;key="peer"`). An unsigned request gets the same body unsigned. See docs/federation.md, "Proof of possession".
+         */
+        get: operations["getPeerProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/a2a/agent-card": {
         parameters: {
             query?: never;
@@ -2208,6 +2228,15 @@ export interface components {
             /** Created At */
             created_at: number;
         };
+        /** @description A node's answer to a proof-of-possession challenge; the proof itself is the answer's signature. */
+        PeerProof: {
+            /** @description The challenger's nonce, echoed */
+            nonce: string;
+            /** @description The issuer of this node's capability card */
+            issuer: string;
+            /** @description The fingerprint of the card key the answer is signed with (its `keyid`) */
+            key_fingerprint: string;
+        };
         /**
          * @example {
          *       "detail": "Task 'ffffffffffff' not found"
@@ -3179,6 +3208,34 @@ export interface operations {
             403: components["responses"]["A2AV1Error"];
             429: components["responses"]["A2AV1Error"];
             500: components["responses"]["A2AV1Error"];
+        };
+    };
+    getPeerProof: {
+        parameters: {
+            query: {
+                /** @description A fresh random value chosen by the challenger (base64url, 16 to 128 characters) */
+                nonce: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge answered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PeerProof"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     agent_card_api_v1_a2a_agent_card_get: {

@@ -18,6 +18,9 @@ import { metricsRoutes, PrometheusMetrics } from './http/prometheus-metrics.js'
 import { OperationIndex, matchOperation } from './http/operation-index.js'
 import { readBodies } from './http/request-body.js'
 import { requestLog } from './http/request-log.js'
+import { signedAnswers } from './http/signed-answers.js'
+import { systemClock } from './runtime.js'
+import { peerAnswerSigner } from './federation/peer-signature.js'
 import { requestFraming } from './http/request-framing.js'
 import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/utf8-guard.js'
@@ -135,6 +138,8 @@ export function createApp(deps: AppDeps): App {
   app.use(matchOperation(operations))
   // First, so that every response carries X-Request-Id and every request is logged and counted, refusals included.
   app.use(requestLog({ logger, onFinish: (record) => metrics.observeRequest(record) }))
+  // An answer to a peer's signed request is signed with the card key, whatever answers it (refusals included).
+  app.use(signedAnswers(peerAnswerSigner(deps.identity, deps.clock ?? systemClock, deps.peerSignatures?.targetBase ?? null)))
   app.use(securityHeaders())
   // Before anything decides by the request: these are refusals Node itself would make before any application code.
   app.use(requestFraming())

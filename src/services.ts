@@ -6,6 +6,8 @@ import { AuditTrail } from './lineage/audit-trail.js'
 import { LineageService } from './lineage/lineage.service.js'
 import { DelegationService } from './federation/delegation.service.js'
 import { type InboundTrustOptions, InboundTrustGate } from './federation/inbound-trust.js'
+import { InboundSignatureGate } from './federation/inbound-signature.js'
+import { DEFAULT_SIGNATURE_WINDOW_SECONDS } from './federation/peer-signature.js'
 import { type InboundGate, InboundService } from './federation/inbound.service.js'
 import type { RetryPolicy } from './federation/peer-fetch.js'
 import { type HealthOptions, HealthService } from './health/health.service.js'
@@ -38,6 +40,16 @@ export interface ServiceDeps {
   readonly health?: HealthOptions
   /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
   readonly inboundTrust?: InboundTrustOptions
+  /**
+   * Proof of possession between peers (RFC 9421 signatures by the card key). Defaults: inbound signatures required
+   * when peers are pinned, a ±300 s window, the target URI as addressed, unsigned peers refused.
+   */
+  readonly peerSignatures?: {
+    readonly requireInbound?: boolean
+    readonly windowSeconds?: number
+    readonly targetBase?: string | null
+    readonly allowUnsignedPeers?: boolean
+  }
   /** Outbound federation: tokens towards peers (never stored), `fetch`, retries. */
   readonly federation?: {
     readonly peerToken?: (peerUrl: string) => string | null
@@ -83,6 +95,9 @@ export function createServices(deps: ServiceDeps): Services {
   tasks.subscribe(audit)
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
+  const inboundTrust = deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }
+  const signatures = deps.peerSignatures ?? {}
+  const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
   // Last: it only wakes waiters, who read the task again.
   const taskEvents = new TaskEventSource()
   tasks.subscribe(taskEvents)
@@ -97,12 +112,17 @@ export function createServices(deps: ServiceDeps): Services {
     ...(deps.a2aV1 && { options: deps.a2aV1 }),
   })
   const gates: InboundGate[] = [
-    new InboundTrustGate(
-      deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false },
-      audit,
+    // First: nothing of the body is believed before its signature by the sender's pinned card key checks out.
+    new InboundSignatureGate(
+      {
+        requireSignature: signatures.requireInbound ?? inboundTrust.trustedPeerFingerprints.length > 0,
+        windowSeconds,
+        targetBase: signatures.targetBase ?? null,
+      },
+      deps.store,
       clock,
-      deps.metrics ?? noMetrics,
     ),
+    new InboundTrustGate(inboundTrust, audit, clock, deps.metrics ?? noMetrics),
     ...(deps.inboundGates ?? []),
   ]
   const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates })
@@ -115,6 +135,9 @@ export function createServices(deps: ServiceDeps): Services {
     tasks,
     lineage,
     senderCard: () => deps.identity.senderCard(),
+    signer: deps.identity.peerSigner(),
+    signatureWindowSeconds: windowSeconds,
+    allowUnsignedPeers: signatures.allowUnsignedPeers ?? false,
     peerToken: federation.peerToken ?? (() => null),
     metrics: deps.metrics ?? noMetrics,
     ...(federation.fetch && { fetch: federation.fetch }),

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, type KeyObject } from 'node:crypto'
 import { type PyObject, parsePythonJson } from '../canonical/python-json.js'
 import { agentCardBytes, signAgentCard } from '../agent-card/index.js'
 import { agentCardV1 } from '../a2a-v1/agent-card-v1.js'
@@ -66,6 +66,11 @@ export class NodeIdentity {
 
   get capabilityCardFingerprint(): string {
     return keyFingerprint(this.#keys.capabilityCard.publicKey)
+  }
+
+  /** What this node signs its peer requests and answers with: the capability-card key, named by its fingerprint. */
+  peerSigner(): { readonly keyid: string; readonly privateKey: KeyObject } {
+    return { keyid: this.capabilityCardFingerprint, privateKey: this.#keys.capabilityCard.privateKey }
   }
 
   jwks(): ServedDocument {

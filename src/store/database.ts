@@ -159,6 +159,15 @@ export interface FederationLedgerTable {
   updated_at: number
   next_poll_at: number | null
   polls: number
+  trust_level: string | null
+  peer_card_key: string | null
+}
+
+export interface PeerNonceTable {
+  key_fingerprint: string
+  nonce: string
+  seen_at: number
+  expires_at: number
 }
 
 /** Counts kept on write by triggers (`tasks.<status>`, `peers`); see migration 007. */
@@ -170,6 +179,7 @@ export interface RowCountTable {
 
 export interface Database {
   row_counts: RowCountTable
+  peer_nonces: PeerNonceTable
   federation_ledger: FederationLedgerTable
   node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely'
-import type { Delegation, DelegationStatus } from '../federation/delegation.js'
+import type { Delegation, DelegationStatus, TrustLevel } from '../federation/delegation.js'
 import type { FederationLedgerTable } from './database.js'
 import { Repository } from './repository.js'
 import { integer, member, nullable, rowMapping, sameNames } from './row-mapping.js'
@@ -14,6 +14,8 @@ const DELEGATION = rowMapping<Delegation, Selectable<FederationLedgerTable>>()({
   updatedAt: integer,
   nextPollAt: nullable(integer),
   polls: integer,
+  trustLevel: nullable(member<TrustLevel>()),
+  peerCardKey: 'peer_card_key',
 })
 
 export class FederationRepository extends Repository {

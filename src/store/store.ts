@@ -4,6 +4,7 @@ import { A2AV1Repository } from './a2a-v1.repository.js'
 import { ChainRepository } from './chain.repository.js'
 import { DocumentRepository } from './document.repository.js'
 import { FederationRepository } from './federation.repository.js'
+import { PeerNonceRepository } from './peer-nonce.repository.js'
 import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
@@ -25,6 +26,7 @@ export interface Repositories {
   readonly chains: ChainRepository
   readonly documents: DocumentRepository
   readonly federation: FederationRepository
+  readonly peerNonces: PeerNonceRepository
 }
 
 /**
@@ -53,6 +55,7 @@ export class Store {
       chains: new ChainRepository(db, engine),
       documents: new DocumentRepository(db, engine),
       federation: new FederationRepository(db, engine),
+      peerNonces: new PeerNonceRepository(db, engine),
     }
   }
 

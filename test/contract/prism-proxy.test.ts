@@ -261,6 +261,10 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     },
   ],
   'get /.well-known/agent.json/keys': [{ label: 'jwks', status: 200, request: async () => ({ path: '/.well-known/agent.json/keys', token: null }) }],
+  'get /a2a/v0/proof': [
+    { label: 'challenge', status: 200, request: async () => ({ path: '/a2a/v0/proof', query: 'nonce=0123456789abcdef-_', token: null }) },
+    { label: 'short nonce', status: 422, request: async () => ({ path: '/a2a/v0/proof', query: 'nonce=short', token: null }) },
+  ],
   'get /.well-known/a2a-capability-card.json': [
     { label: 'card', status: 200, request: async () => ({ path: '/.well-known/a2a-capability-card.json', token: null }) },
     {
