@@ -32,13 +32,11 @@ const refused = (reason: PeerSignatureRefusal, detail: string): AppError =>
  */
 export class InboundSignatureGate implements InboundGate {
   readonly #options: InboundSignatureOptions
-  readonly #store: Store
-  readonly #clock: Clock
+  readonly #deps: { readonly store: Store; readonly clock: Clock }
 
-  constructor(options: InboundSignatureOptions, store: Store, clock: Clock) {
+  constructor(options: InboundSignatureOptions, deps: { readonly store: Store; readonly clock: Clock }) {
     this.#options = options
-    this.#store = store
-    this.#clock = clock
+    this.#deps = deps
   }
 
   async check(request: InboundTaskRequest): Promise<InboundGateResult> {
@@ -53,7 +51,7 @@ export class InboundSignatureGate implements InboundGate {
     }
     const key = senderCardKey(request)
     const base = this.#options.targetBase ?? transport.origin
-    const verdict = await verifyPeerRequest(key, this.#clock, this.#options.windowSeconds, {
+    const verdict = await verifyPeerRequest(key, this.#deps.clock, this.#options.windowSeconds, {
       method: transport.method,
       url: base + transport.path,
       headers: transport.headers,
@@ -64,8 +62,13 @@ export class InboundSignatureGate implements InboundGate {
       if (verdict.code === 'stale') throw refused('peer_signature_stale', verdict.detail)
       throw refused('peer_signature_invalid', `the delivery's signature by ${key.keyid} does not verify: ${verdict.detail}`)
     }
-    const now = this.#clock.now()
-    const fresh = await this.#store.repos.peerNonces.recordIfNew(key.keyid, verdict.value.nonce, now, verdict.value.created + this.#options.windowSeconds + 1)
+    const now = this.#deps.clock.now()
+    const fresh = await this.#deps.store.repos.peerNonces.recordIfNew(
+      key.keyid,
+      verdict.value.nonce,
+      now,
+      verdict.value.created + this.#options.windowSeconds + 1,
+    )
     if (!fresh) throw refused('peer_signature_replayed', 'this signature nonce was already used: a delivery is never accepted twice')
     return {}
   }
