@@ -71,6 +71,10 @@ export interface Config {
   readonly peerTokens: Readonly<Record<string, string>>
   /** How often the server follows delegated tasks; 0 disables the loop (`federation sync` still works). */
   readonly federationPollMs: number
+  /** The largest answer read from a peer (BERNSTEIN_PEER_MAX_ANSWER_BYTES, 1 MiB); a longer one fails the attempt unread. */
+  readonly peerMaxAnswerBytes: number
+  /** How long one request to a peer may take, answer included (BERNSTEIN_PEER_TIMEOUT_MS, 30 s). */
+  readonly peerTimeoutMs: number
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -298,6 +302,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     peerToken: env['BERNSTEIN_PEER_TOKEN']?.trim() || null,
     peerTokens: Object.freeze(peerTokenMap(env)),
     federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000),
+    peerMaxAnswerBytes: bounded(env, 'BERNSTEIN_PEER_MAX_ANSWER_BYTES', 1_048_576, 1024, 1_073_741_824),
+    peerTimeoutMs: bounded(env, 'BERNSTEIN_PEER_TIMEOUT_MS', 30_000, 100, 600_000),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),

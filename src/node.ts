@@ -10,6 +10,7 @@ import { type Config, defaultPublicBaseUrl } from './config.js'
 import { PrometheusMetrics } from './http/prometheus-metrics.js'
 import { NodeIdentity, type NodeProfile } from './identity/node-identity.js'
 import { type NodeKeys, loadNodeKeys } from './identity/node-keys.js'
+import { DEFAULT_RETRY_POLICY } from './federation/peer-fetch.js'
 import { ensureAuditKey } from './lineage/audit-key.js'
 import { type Logger, silentLogger } from './logger.js'
 import { systemClock } from './runtime.js'
@@ -142,7 +143,10 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
         targetBase: config.publicBaseUrl,
         allowUnsignedPeers: config.allowUnsignedPeers,
       },
-      federation: { peerToken: peerTokenResolver(config, options.peerToken ?? null) },
+      federation: {
+        peerToken: peerTokenResolver(config, options.peerToken ?? null),
+        retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: config.peerTimeoutMs, maxAnswerBytes: config.peerMaxAnswerBytes },
+      },
     })
     return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, close: () => store.close() }
   } catch (error) {

@@ -143,6 +143,8 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
   const endpoint = sender['endpoint'] ?? ''
   if (typeof endpoint !== 'string') throw invalid("AgentCard 'endpoint' must be a string")
   if ([name, endpoint, ...(capabilities as string[])].some((text) => text.includes(NUL))) throw invalid('AgentCard text must not contain the NUL character')
+  // Stored and listed as the peer's address: an http(s) URL, never one carrying credentials (which listings would show).
+  if (endpoint !== '' && !isPeerAddress(endpoint)) throw invalid("AgentCard 'endpoint' must be an absolute http(s) URL without credentials")
   return { name, description, capabilities: capabilities as string[], endpoint: endpoint.replace(/\/+$/, '') }
 }
 
@@ -269,5 +271,15 @@ export class InboundService {
       a2a_task_id: inbound.a2aTaskId,
       created,
     }
+  }
+}
+
+/** An absolute http(s) URL without `user:password@`. */
+function isPeerAddress(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === ''
+  } catch {
+    return false
   }
 }

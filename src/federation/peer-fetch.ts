@@ -5,9 +5,17 @@ export interface RetryPolicy {
   readonly maxDelayMs: number
   /** Per attempt, connection and response together. */
   readonly timeoutMs: number
+  /** The largest answer read from a peer, in bytes; a longer one fails the request unread (no memory growth). */
+  readonly maxAnswerBytes: number
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ maxAttempts: 4, baseDelayMs: 250, maxDelayMs: 10_000, timeoutMs: 30_000 })
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxAttempts: 4,
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+  timeoutMs: 30_000,
+  maxAnswerBytes: 1_048_576,
+})
 
 /** Statuses worth retrying: the peer is overloaded or the request timed out; anything else is its answer. */
 export function isRetryableStatus(status: number): boolean {
@@ -61,6 +69,38 @@ export class PeerUnreachable extends Error {
   }
 }
 
+/** A peer answered more than the policy's `maxAnswerBytes`: not retried, since it would answer the same again. */
+export class PeerAnswerTooLarge extends PeerUnreachable {
+  constructor(maxBytes: number, attempts: number) {
+    super(`the peer's answer exceeds ${maxBytes} bytes (BERNSTEIN_PEER_MAX_ANSWER_BYTES); it was not read`, attempts)
+    this.name = 'PeerAnswerTooLarge'
+  }
+}
+
+/**
+ * The body of an answer, read up to `maxBytes`: null (and the rest of the stream cancelled) when it is longer, so a
+ * peer cannot make this node buffer more than the cap. A declared Content-Length over the cap is refused unread.
+ */
+async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array | null> {
+  const declared = Number(response.headers.get('content-length'))
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel()
+    return null
+  }
+  if (response.body === null) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    length += chunk.byteLength
+    if (length > maxBytes) {
+      await response.body.cancel().catch(() => undefined)
+      return null
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks, length)
+}
+
 /**
  * A peer's answer, read whole within its attempt (a body cut short by the timeout is retried like a lost
  * connection). `bodyText` keeps its exact text, which openapi-fetch parses away on error statuses.
@@ -91,7 +131,7 @@ export interface PeerFetchDeps {
 /**
  * A `fetch` for talking to peers, given to the typed client: one logical request with bounded retries and
  * exponential backoff on connection errors, 5xx, 408, 425 and 429 (honouring `Retry-After`), each attempt under
- * the policy's timeout and refusing redirects. Other statuses are returned at once: they are the peer's answer,
+ * the policy's timeout and refusing redirects, reading at most `maxAnswerBytes` of an answer. Other statuses are returned at once: they are the peer's answer,
  * as a {@link PeerAnswer}. When no attempt gets an answer it throws {@link PeerUnreachable}; with an
  * {@link PeerExchange}, every attempt is signed and an answer its check refuses throws {@link PeerAnswerUnverified}.
  */
@@ -118,7 +158,8 @@ export function peerFetch(deps: PeerFetchDeps): typeof globalThis.fetch {
             }
           : (sent.headers as Record<string, string>)
         const response = await deps.fetch(request.url, { ...sent, headers, signal: AbortSignal.timeout(deps.policy.timeoutMs), redirect: 'error' })
-        const bytes = new Uint8Array(await response.arrayBuffer())
+        const bytes = await readCapped(response, deps.policy.maxAnswerBytes)
+        if (bytes === null) throw new PeerAnswerTooLarge(deps.policy.maxAnswerBytes, attempt)
         if (!isRetryableStatus(response.status) || attempt === deps.policy.maxAttempts) answer = { response, bytes, headers }
         else {
           lastError = `HTTP ${response.status}`
@@ -126,6 +167,7 @@ export function peerFetch(deps: PeerFetchDeps): typeof globalThis.fetch {
           if (hinted !== null) delay = Math.min(Math.max(hinted, delay), 60_000)
         }
       } catch (error) {
+        if (error instanceof PeerAnswerTooLarge) throw error
         lastError = describeNetworkError(error)
         if (attempt === deps.policy.maxAttempts) throw new PeerUnreachable(lastError, attempt)
       }

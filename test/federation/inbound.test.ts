@@ -69,6 +69,26 @@ for (const engine of testEngines()) {
         peerSignatures: { requireInbound: false },
       })
 
+    it('refuses a sender endpoint that is not an http(s) URL, or carries credentials, with a 400 that stores nothing', async () => {
+      const b = await pinning()
+      const card = await peerCard()
+      const dump = await openStoreDump(b)
+      try {
+        const before = await dump.dump()
+        for (const endpoint of ['file:///etc/passwd', 'javascript:alert(1)', 'peerorg.test', 'http://user:secret@peerorg.test']) {
+          const r = await v0(b, { sender: sender({ capability_card: card, endpoint }), task: { id: `ep-${endpoint.length}`, message: 'm' } })
+          expect(r.status, endpoint).toBe(400)
+          expect(r.json, endpoint).toEqual({ detail: "Invalid sender card: AgentCard 'endpoint' must be an absolute http(s) URL without credentials" })
+          expect(r.text, 'the secret is not echoed').not.toContain('secret')
+        }
+        expect(await dump.dump()).toEqual(before)
+        // An empty endpoint stays what Bernstein sends by default.
+        expect((await v0(b, { sender: sender({ capability_card: card, endpoint: '' }), task: { id: 'ep-empty', message: 'm' } })).status).toBe(202)
+      } finally {
+        await dump.close()
+      }
+    })
+
     it('refuses a repeat of an accepted id exactly as it refuses a new delivery, before recognising it, and stores nothing', async () => {
       const b = await pinning()
       const card = await peerCard()

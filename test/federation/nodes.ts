@@ -13,7 +13,7 @@ import { type Clock, systemClock } from '../../src/runtime.js'
 import type { HttpResult } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
 
-export const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 }
+export const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000, maxAnswerBytes: 1_048_576 }
 export const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
 
 /**

@@ -654,7 +654,7 @@ for (const engine of testEngines()) {
             ['GET', `/tasks/${seed.open}/history`],
             ['GET', '/a2a/tasks'],
             ['GET', '/a2a'],
-            ['POST', '/a2a/v1/tasks'],
+            ['POST', '/a2a/v2/tasks'],
           ] as const) {
             const r = await refused(method, prefix + path, method === 'GET' ? undefined : '{}')
             expect(r.status, `${method} ${path}`).toBe(404)
