@@ -29,7 +29,7 @@ import {
   sendRequests,
   SEND_BODY,
 } from './bench/cases.js'
-import { type MicroResult, cardVerification, chainVerification } from './bench/micro.js'
+import { type MicroResult, cardVerification, chainVerification, peerSignatures } from './bench/micro.js'
 import type { RunningProcess } from './bench/proc.js'
 import { type Report, markdown, ratiosAndTargets } from './bench/report.js'
 import { seedTasks } from './bench/seed.js'
@@ -333,6 +333,7 @@ async function main(): Promise<void> {
       log('\n## micro-benchmarks (in process, interleaved with the raw primitive)')
       micro.push(await cardVerification(options.cardIterations, options.microRounds))
       micro.push(await chainVerification(options.chainEntries, Math.max(3, Math.floor(options.microRounds / 2))))
+      micro.push(await peerSignatures(Math.max(200, Math.floor(options.cardIterations / 5)), options.microRounds))
       for (const m of micro) log(`  ${m.name.padEnd(34)} ${m.subjectOps.toFixed(0)}/s vs raw ${m.baselineOps.toFixed(0)}/s`)
     }
   } finally {

@@ -3,10 +3,15 @@
  * number of iterations per round, medians reported:
  * - capability-card verification (`verifyCapabilityCard`) vs one node:crypto Ed25519 verify of the same JWS
  *   signing input with an already parsed key;
- * - tracker-audit chain verification (`TrackerAuditVerifier`) vs SHA-256 + HMAC-SHA256 over the same line bytes.
+ * - tracker-audit chain verification (`TrackerAuditVerifier`) vs SHA-256 + HMAC-SHA256 over the same line bytes;
+ * - proof of possession (RFC 9421): signing and verifying a signed delivery (`signPeerRequest` + `verifyPeerRequest`,
+ *   content digest included) vs one raw Ed25519 sign and verify of the same body, the cost each federation request adds.
  */
-import { createHash, createHmac, createPublicKey, generateKeyPairSync, verify } from 'node:crypto'
+import { createHash, createHmac, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto'
 import { capabilityCardSigningBytes, issueCapabilityCard, verifyCapabilityCard } from '../../src/cards/index.js'
+import { keyFingerprint } from '../../src/crypto/fingerprint.js'
+import { pinnedPeerKey, signPeerRequest, verifyPeerRequest } from '../../src/federation/peer-signature.js'
+import { systemClock } from '../../src/runtime.js'
 import { GENESIS_PREV_HASH, buildTrackerEntry, trackerEntryLine } from '../../src/lineage/tracker-entry.js'
 import { TrackerAuditVerifier } from '../../src/lineage/tracker-verify.js'
 import { median, medianOfRatios } from './stats.js'
@@ -141,6 +146,45 @@ export async function chainVerification(count: number, rounds: number): Promise<
     baselineOps: median(times.baseline),
     ratio: medianOfRatios(times.subject, times.baseline),
     iterations: count,
+    rounds,
+  }
+}
+
+/** Signing and verifying one signed federation request (a delivery body of about 2 KiB) against raw Ed25519. */
+export async function peerSignatures(iterations: number, rounds: number): Promise<MicroResult> {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  const signer = { keyid: keyFingerprint(publicKey), privateKey }
+  const key = pinnedPeerKey(publicKey)
+  const body = JSON.stringify({ sender: { name: 'bench-org', description: 'x'.repeat(1024) }, task: { id: 'bench-1', message: 'y'.repeat(1024) } })
+  const request = { method: 'POST', url: 'http://127.0.0.1:8052/a2a/v0/tasks', headers: { 'content-type': 'application/json' }, body }
+  const once = async (): Promise<void> => {
+    const fields = await signPeerRequest(signer, systemClock, request)
+    const verified = await verifyPeerRequest(key, systemClock, 300, { ...request, headers: { ...request.headers, ...fields } })
+    if (!verified.ok) throw new Error(`signature bench: ${verified.detail}`)
+  }
+  await once()
+  const bytes = Buffer.from(body, 'utf8')
+  const subject = async (): Promise<number> => {
+    const t0 = performance.now()
+    for (let i = 0; i < iterations; i++) await once()
+    return iterations / ((performance.now() - t0) / 1000)
+  }
+  const baseline = (): number => {
+    const t0 = performance.now()
+    for (let i = 0; i < iterations; i++) {
+      if (!verify(null, bytes, publicKey, sign(null, bytes, privateKey))) throw new Error('signature bench: raw verify failed')
+    }
+    return iterations / ((performance.now() - t0) / 1000)
+  }
+  await subject()
+  baseline()
+  const times = await timeRounds(rounds, subject, baseline)
+  return {
+    name: 'signed request: sign + verify',
+    subjectOps: median(times.subject),
+    baselineOps: median(times.baseline),
+    ratio: medianOfRatios(times.subject, times.baseline),
+    iterations,
     rounds,
   }
 }

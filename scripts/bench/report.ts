@@ -207,13 +207,18 @@ export function ratiosAndTargets(
   }
   for (const m of micro) {
     const value = m.ratio
+    const signed = m.name.startsWith('signed request')
     ratios.push({
       name: `${m.name} ÷ raw`,
       value,
       meaning: m.name.startsWith('capability')
         ? 'full card verification against one node:crypto Ed25519 verify'
-        : 'parse, schema, canonical payload, hash and HMAC against hashing the same bytes',
+        : signed
+          ? `RFC 9421 sign and verify of a delivery, content digest included, against one raw Ed25519 sign and verify of its body: ${fmt(1e6 / m.subjectOps)} µs per federation request`
+          : 'parse, schema, canonical payload, hash and HMAC against hashing the same bytes',
     })
+    // What proof of possession costs is reported beside send, not held to a goal.
+    if (signed) continue
     const goal = m.name.startsWith('capability') ? 0.8 : 0.5
     targets.push({ name: `${m.name} ≥ ${goal * 100} % of raw`, pass: value >= goal, measured: pct(value), goal: `≥ ${goal * 100} %` })
   }
