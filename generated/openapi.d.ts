@@ -163,6 +163,164 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2a/v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 JSON-RPC 2.0 binding
+         * @description The JSON-RPC binding of A2A v1.0 (`application/json`): `SendMessage`, `GetTask`, `ListTasks`, `CancelTask`
+         *     and `GetExtendedAgentCard`, over the same A2A tasks as `/a2a/tasks/send` (their receipts and lineage), scoped
+         *     to the caller's tenant. Like every `POST /a2a/*` it needs an operator token (agents read tasks through the
+         *     HTTP+JSON `GET` operations). Every answer about the request is HTTP 200 with a JSON-RPC response:
+         *     `-32700` for a body that is not JSON, `-32600` for an envelope that is not a JSON-RPC 2.0 request, `-32601`
+         *     for an unknown method, `-32602` for params the method's schema refuses, `-32603` for an internal error, and
+         *     the A2A codes `-32001`…`-32009` with `error.data` holding a `google.rpc.ErrorInfo`. Refusals before the
+         *     request is read (401, 403, 413, 429, 503) keep their HTTP status and carry a JSON-RPC error body too
+         *     (`-32000` server error, with the ErrorInfo reason). The `A2A-Version` header (or query parameter) must say
+         *     `1.0`; an absent or empty one means 0.3, which this node does not serve (`-32009`).
+         */
+        post: operations["a2aV1JsonRpc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/message:send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 SendMessage (HTTP+JSON)
+         * @description Creates an A2A task from the message (the same pair of A2A task and Bernstein task as `/a2a/tasks/send`,
+         *     attested and chained), or continues the task its `taskId` names. Blocking by default: the answer waits until
+         *     the task is terminal or interrupted (input or auth required), at most the node's bound (30 s by
+         *     default), then gives the task as it stands; with
+         *     `configuration.returnImmediately` it answers at once. The acceptance receipt is in the task's `metadata`
+         *     under `bernstein.receipt`.
+         */
+        post: operations["a2aV1SendMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 ListTasks (HTTP+JSON)
+         * @description The caller's tenant's A2A tasks, newest status first, by cursor (`pageToken` from the previous page's
+         *     `nextPageToken`, which is empty on the last page). Artifacts are left out unless `includeArtifacts`, history
+         *     unless `historyLength` is given.
+         */
+        get: operations["a2aV1ListTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/tasks/{a2a_task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 GetTask (HTTP+JSON)
+         * @description The task, with at most `historyLength` messages of its history (all when absent, none for 0).
+         */
+        get: operations["a2aV1GetTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/tasks/{a2a_task_id}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 CancelTask (HTTP+JSON)
+         * @description Cancels the task's linked Bernstein task. Idempotent: cancelling a cancelled task answers it again. A task
+         *     that finished otherwise (completed, failed) is `TaskNotCancelableError` (400, reason `TASK_NOT_CANCELABLE`).
+         *     The body is optional.
+         */
+        post: operations["a2aV1CancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/extendedAgentCard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 GetExtendedAgentCard (HTTP+JSON)
+         * @description The agent card as an authenticated caller sees it (the public card, which declares `extendedAgentCard`).
+         */
+        get: operations["a2aV1GetExtendedAgentCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v0/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Proof of possession of the card key
+         * @description Answers a peer's challenge so it can tell, before it sends any secret, that this node holds the key of the capability card it serves. Call it with a fresh `nonce` and an RFC 9421 signature labelled `peer` (by the caller's own card key): the answer echoes the nonce and is signed with this node's card key (`keyid` = its fingerprint), covering `@status`, `content-digest` and the request's signature (`"signature";req;key="peer"`). An unsigned request gets the same body unsigned. See docs/federation.md, "Proof of possession".
+         */
+        get: operations["getPeerProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/a2a/agent-card": {
         parameters: {
             query?: never;
@@ -346,7 +504,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health summary */
+        /**
+         * Health summary
+         * @description The node's detailed status: task counts by status (all tenants), queue depth, known peers, memory, the database. Node-wide, so it needs the operator token (not bound to a tenant) or `BERNSTEIN_METRICS_TOKEN`, and is subject to the IP allowlist and the read limit like any other read. The counts come from counters the database keeps on write, so a call costs the same whatever the number of tasks. Load balancers and orchestrators probe the public `/health/ready` and `/health/live` instead.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -365,7 +526,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description 200 while the database answers; 503 while it does not. Recovers by itself.
+         * @description 200 while the database answers and its storage keeps writes; 503 while the database does not answer, for 5 s after a write met a storage fault (disk full, I/O error, read-only storage), and for good once the node drains on shutdown. The database is asked at most once per `BERNSTEIN_READINESS_CACHE_MS` (1 s) however many probes arrive. Recovers by itself.
          */
         get: operations["getHealthReady"];
         put?: never;
@@ -685,7 +846,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Health summary */
+        /**
+         * Health summary
+         * @description The node's detailed status: task counts by status (all tenants), queue depth, known peers, memory, the database. Node-wide, so it needs the operator token (not bound to a tenant) or `BERNSTEIN_METRICS_TOKEN`, and is subject to the IP allowlist and the read limit like any other read. The counts come from counters the database keeps on write, so a call costs the same whatever the number of tasks. Load balancers and orchestrators probe the public `/health/ready` and `/health/live` instead.
+         */
         get: operations["getHealthApiV1"];
         put?: never;
         post?: never;
@@ -704,7 +868,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description 200 while the database answers; 503 while it does not. Recovers by itself.
+         * @description 200 while the database answers and its storage keeps writes; 503 while the database does not answer, for 5 s after a write met a storage fault (disk full, I/O error, read-only storage), and for good once the node drains on shutdown. The database is asked at most once per `BERNSTEIN_READINESS_CACHE_MS` (1 s) however many probes arrive. Recovers by itself.
          */
         get: operations["getHealthReadyApiV1"];
         put?: never;
@@ -1090,7 +1254,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The node's signed agent card (A2A v1.0 path; same bytes as /.well-known/agent.json) */
+        /**
+         * The node's A2A v1.0 AgentCard
+         * @description The A2A v1.0 AgentCard (JCS bytes): the JSON-RPC and HTTP+JSON interfaces at `/a2a/v1` (protocolVersion 1.0), bearer authentication, the extended card; signed per A2A §8.4 (`signatures[]` of `{protected, signature}`, a detached EdDSA JWS over the JCS of the card without `signatures`, `kid` in the JWKS named by `jku`). Bernstein's own card stays at `/.well-known/agent.json`.
+         */
         get: operations["getAgentCardV1Path"];
         put?: never;
         post?: never;
@@ -1144,6 +1311,227 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description A2A v1.0 task state (ProtoJSON enum name).
+         * @enum {string}
+         */
+        A2AV1TaskState: "TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED" | "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED" | "TASK_STATE_REJECTED";
+        /**
+         * @description A ListTasks state filter; `TASK_STATE_UNSPECIFIED` (what clients send for none) filters nothing.
+         * @enum {string}
+         */
+        A2AV1TaskStateFilter: "TASK_STATE_UNSPECIFIED" | "TASK_STATE_SUBMITTED" | "TASK_STATE_WORKING" | "TASK_STATE_INPUT_REQUIRED" | "TASK_STATE_AUTH_REQUIRED" | "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED" | "TASK_STATE_CANCELED" | "TASK_STATE_REJECTED";
+        /** @description One part of a message or artifact; exactly one of `text`, `raw` (base64), `url` or `data`. */
+        A2AV1Part: {
+            text?: string;
+            raw?: string;
+            url?: string;
+            data?: unknown;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            filename?: string;
+            mediaType?: string;
+        } & (unknown | unknown | unknown | unknown);
+        A2AV1Message: {
+            messageId: string;
+            contextId?: string;
+            taskId?: string;
+            /** @enum {string} */
+            role: "ROLE_USER" | "ROLE_AGENT";
+            parts: components["schemas"]["A2AV1Part"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            extensions?: string[];
+            referenceTaskIds?: string[];
+        };
+        A2AV1TaskStatus: {
+            state: components["schemas"]["A2AV1TaskState"];
+            message?: components["schemas"]["A2AV1Message"];
+            /** Format: date-time */
+            timestamp?: string;
+        };
+        A2AV1Artifact: {
+            artifactId: string;
+            name?: string;
+            description?: string;
+            parts: components["schemas"]["A2AV1Part"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            extensions?: string[];
+        };
+        /**
+         * @description An A2A v1.0 Task: an A2A task of this node, its status derived from the linked Bernstein task. `metadata`
+         *     carries `bernstein.task_id` (the linked task), `bernstein.receipt` (the newest signed receipt, or null when the
+         *     node does not attest) and `bernstein.attestation` (`acceptance`, `completion` or `none`).
+         */
+        A2AV1Task: {
+            id: string;
+            contextId?: string;
+            status: components["schemas"]["A2AV1TaskStatus"];
+            artifacts?: components["schemas"]["A2AV1Artifact"][];
+            history?: components["schemas"]["A2AV1Message"][];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        A2AV1SendMessageConfiguration: {
+            acceptedOutputModes?: string[];
+            historyLength?: number;
+            returnImmediately?: boolean;
+            taskPushNotificationConfig?: {
+                [key: string]: unknown;
+            };
+        };
+        A2AV1SendMessageRequest: {
+            tenant?: string;
+            message: components["schemas"]["A2AV1Message"];
+            configuration?: components["schemas"]["A2AV1SendMessageConfiguration"];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Exactly one of `task` or `message` (this node always answers with the task). */
+        A2AV1SendMessageResponse: {
+            task: components["schemas"]["A2AV1Task"];
+        } | {
+            message: components["schemas"]["A2AV1Message"];
+        };
+        A2AV1GetTaskRequest: {
+            tenant?: string;
+            id: string;
+            historyLength?: number;
+        };
+        A2AV1ListTasksRequest: {
+            tenant?: string;
+            contextId?: string;
+            status?: components["schemas"]["A2AV1TaskStateFilter"];
+            pageSize?: number;
+            pageToken?: string;
+            historyLength?: number;
+            /** Format: date-time */
+            statusTimestampAfter?: string;
+            includeArtifacts?: boolean;
+        };
+        A2AV1ListTasksResponse: {
+            tasks: components["schemas"]["A2AV1Task"][];
+            /** @description Empty on the last page. */
+            nextPageToken: string;
+            pageSize: number;
+            totalSize: number;
+        };
+        A2AV1CancelTaskRequest: {
+            tenant?: string;
+            id?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        A2AV1GetExtendedAgentCardRequest: {
+            tenant?: string;
+        };
+        A2AV1AgentInterface: {
+            url: string;
+            protocolBinding: string;
+            tenant?: string;
+            protocolVersion: string;
+        };
+        /** @description An A2A v1.0 AgentCard (JSON is camelCase; the fields this node publishes). */
+        A2AV1AgentCard: {
+            name: string;
+            description: string;
+            supportedInterfaces: components["schemas"]["A2AV1AgentInterface"][];
+            provider?: {
+                url: string;
+                organization: string;
+            };
+            version: string;
+            documentationUrl?: string;
+            capabilities: {
+                streaming?: boolean;
+                pushNotifications?: boolean;
+                extendedAgentCard?: boolean;
+                extensions?: Record<string, never>[];
+            };
+            securitySchemes?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            securityRequirements?: {
+                [key: string]: unknown;
+            }[];
+            defaultInputModes: string[];
+            defaultOutputModes: string[];
+            skills: {
+                id: string;
+                name: string;
+                description: string;
+                tags: string[];
+                examples?: string[];
+                inputModes?: string[];
+                outputModes?: string[];
+            }[];
+            signatures?: {
+                protected: string;
+                signature: string;
+                header?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            iconUrl?: string;
+        };
+        /** @description A `google.rpc.ErrorInfo` as ProtoJSON `Any`. */
+        A2AV1ErrorInfo: {
+            /** @constant */
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo";
+            reason: string;
+            domain: string;
+            metadata?: {
+                [key: string]: string;
+            };
+        };
+        /** @description A `google.rpc.Status` error (HTTP+JSON binding). */
+        A2AV1ErrorStatus: {
+            error: {
+                code: number;
+                status: string;
+                message: string;
+                details: components["schemas"]["A2AV1ErrorInfo"][];
+            };
+        };
+        /** @description A JSON-RPC request id (a string, a number, or null). */
+        A2AV1JsonRpcId: string | number | null;
+        /**
+         * @description A JSON-RPC 2.0 request. The envelope is checked first (-32600 when it is not one); `params` are then checked
+         *     against the method's request schema (-32602); an unknown method is -32601.
+         */
+        A2AV1JsonRpcRequest: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: components["schemas"]["A2AV1JsonRpcId"];
+            method: string;
+            params?: {
+                [key: string]: unknown;
+            };
+        } & (unknown & unknown & unknown & unknown & unknown);
+        A2AV1JsonRpcError: {
+            code: number;
+            message: string;
+            data?: components["schemas"]["A2AV1ErrorInfo"][];
+        };
+        /** @description A JSON-RPC 2.0 response, a `result` or an `error`. */
+        A2AV1JsonRpcResponse: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: components["schemas"]["A2AV1JsonRpcId"];
+        } & ({
+            result: components["schemas"]["A2AV1SendMessageResponse"] | components["schemas"]["A2AV1Task"] | components["schemas"]["A2AV1ListTasksResponse"] | components["schemas"]["A2AV1AgentCard"];
+        } | {
+            error: components["schemas"]["A2AV1JsonRpcError"];
+        });
         CapabilityCardBody: {
             /** @enum {string} */
             schema_version: "1";
@@ -1840,6 +2228,15 @@ export interface components {
             /** Created At */
             created_at: number;
         };
+        /** @description A node's answer to a proof-of-possession challenge; the proof itself is the answer's signature. */
+        PeerProof: {
+            /** @description The challenger's nonce, echoed */
+            nonce: string;
+            /** @description The issuer of this node's capability card */
+            issuer: string;
+            /** @description The fingerprint of the card key the answer is signed with (its `keyid`) */
+            key_fingerprint: string;
+        };
         /**
          * @example {
          *       "detail": "Task 'ffffffffffff' not found"
@@ -2081,6 +2478,29 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description An A2A v1.0 HTTP+JSON error: a `google.rpc.Status` whose `details` hold a `google.rpc.ErrorInfo` (domain
+         *     `a2a-protocol.org`, reason e.g. `TASK_NOT_FOUND`, `TASK_NOT_CANCELABLE`, `VERSION_NOT_SUPPORTED`,
+         *     `INVALID_PARAMS`, `UNAUTHENTICATED`, `PERMISSION_DENIED`, `RATE_LIMITED`).
+         */
+        A2AV1Error: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1ErrorStatus"];
+                "application/json": components["schemas"]["A2AV1ErrorStatus"];
+            };
+        };
+        /** @description A refusal before the JSON-RPC request was read (authentication, permission, size, rate limit, availability), as a JSON-RPC error */
+        A2AV1JsonRpcRefusal: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
+            };
+        };
         /** @description Missing, malformed, unknown, revoked or expired bearer token */
         Unauthorized: {
             headers: {
@@ -2218,9 +2638,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
-        /** @description The database cannot be reached */
+        /** @description The database cannot be reached, or its storage cannot keep writes (disk full, I/O error, read-only storage; then with `Retry-After` and a `detail` that says so). Nothing of the request was written. */
         Unavailable: {
             headers: {
+                /** @description Seconds to wait before retrying (storage faults) */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2239,6 +2661,14 @@ export interface components {
         TaskId: string;
         /** @description Compare-and-set guard; 409 when the task's current version differs. */
         ExpectedVersion: number;
+        /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+        A2AVersion: string;
+        /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+        A2AVersionQuery: string;
+        /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+        A2AExtensions: string;
+        /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+        A2AV1TaskId: string;
     };
     requestBodies: never;
     headers: never;
@@ -2534,6 +2964,275 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    a2aV1JsonRpc: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["A2AV1JsonRpcRequest"];
+            };
+        };
+        responses: {
+            /** @description A JSON-RPC response (a result or an error) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
+                };
+            };
+            401: components["responses"]["A2AV1JsonRpcRefusal"];
+            403: components["responses"]["A2AV1JsonRpcRefusal"];
+            413: components["responses"]["A2AV1JsonRpcRefusal"];
+            429: components["responses"]["A2AV1JsonRpcRefusal"];
+            500: components["responses"]["A2AV1JsonRpcRefusal"];
+            503: components["responses"]["A2AV1JsonRpcRefusal"];
+        };
+    };
+    a2aV1SendMessage: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1SendMessageRequest"];
+                "application/json": components["schemas"]["A2AV1SendMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1SendMessageResponse"];
+                    "application/json": components["schemas"]["A2AV1SendMessageResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1ListTasks: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+                contextId?: string;
+                status?: components["schemas"]["A2AV1TaskStateFilter"];
+                pageSize?: number;
+                pageToken?: string;
+                historyLength?: number;
+                statusTimestampAfter?: string;
+                includeArtifacts?: boolean;
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of tasks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1ListTasksResponse"];
+                    "application/json": components["schemas"]["A2AV1ListTasksResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1GetTask: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+                historyLength?: number;
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1Task"];
+                    "application/json": components["schemas"]["A2AV1Task"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1CancelTask: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1CancelTaskRequest"];
+                "application/json": components["schemas"]["A2AV1CancelTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The cancelled task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1Task"];
+                    "application/json": components["schemas"]["A2AV1Task"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1GetExtendedAgentCard: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The extended agent card */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1AgentCard"];
+                    "application/json": components["schemas"]["A2AV1AgentCard"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+        };
+    };
+    getPeerProof: {
+        parameters: {
+            query: {
+                /** @description A fresh random value chosen by the challenger (base64url, 16 to 128 characters) */
+                nonce: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge answered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PeerProof"];
+                };
+            };
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -2872,6 +3571,9 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getHealthReady: {
@@ -3489,6 +4191,9 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getHealthReadyApiV1: {
@@ -4210,7 +4915,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SignedAgentCard"];
+                    "application/json": components["schemas"]["A2AV1AgentCard"];
                 };
             };
             /** @description Not modified */

@@ -2,6 +2,8 @@ import express, { type Express, type RequestHandler } from 'express'
 import * as OpenApiValidator from 'express-openapi-validator'
 import type { Registry } from 'prom-client'
 import { a2aRoutes } from './a2a/a2a.handlers.js'
+import { a2aV1Routes } from './a2a-v1/a2a-v1.handlers.js'
+import { renderA2AError } from './a2a-v1/a2a-v1-error-render.js'
 import { lineageRoutes } from './lineage/lineage.handlers.js'
 import { AppError } from './errors.js'
 import { identityRoutes } from './identity/identity.handlers.js'
@@ -16,6 +18,9 @@ import { metricsRoutes, PrometheusMetrics } from './http/prometheus-metrics.js'
 import { OperationIndex, matchOperation } from './http/operation-index.js'
 import { readBodies } from './http/request-body.js'
 import { requestLog } from './http/request-log.js'
+import { signedAnswers } from './http/signed-answers.js'
+import { systemClock } from './runtime.js'
+import { peerAnswerSigner } from './federation/peer-signature.js'
 import { requestFraming } from './http/request-framing.js'
 import { authorize } from './http/authorize.js'
 import { rejectLoneSurrogates, requireUtf8Json } from './http/utf8-guard.js'
@@ -51,6 +56,8 @@ export interface AppDeps extends ServiceDeps {
   /** Per-bucket limiters (absent bucket = unlimited). */
   readonly rateLimiters?: Readonly<Partial<Record<Bucket, BucketLimiter>>>
   readonly rateLimitLoopback?: boolean
+  /** The `auth_failure` bucket: failed authentications per client address (none when absent). */
+  readonly authFailureLimiter?: BucketLimiter
   /** Where `GET /metrics` series live (a fresh registry when absent; never prom-client's global one). */
   readonly metricsRegistry?: Registry
   /** Load shedding, the answer deadline and the drain's refusals; none when absent. */
@@ -81,6 +88,12 @@ const readRawBody: RequestHandler = (req, res, next) =>
     next()
   })
 
+/**
+ * The media types a JSON body is parsed as: JSON, and A2A v1.0's `application/a2a+json` (its HTTP+JSON binding). An
+ * operation refuses a type its request body does not document (415), so the second reaches only the A2A v1 ones.
+ */
+const JSON_MEDIA_TYPES = ['application/json', 'application/a2a+json']
+
 /** Builds the Express application without listening: the caller decides where (tests use port 0). */
 export function createApp(deps: AppDeps): App {
   const contract = loadContract()
@@ -99,6 +112,7 @@ export function createApp(deps: AppDeps): App {
     ...healthRoutes(health, contract),
     ...taskRoutes(tasks),
     ...a2aRoutes(a2a),
+    ...a2aV1Routes(services.a2aV1),
     ...inboundRoutes(inbound),
     ...lineageRoutes(lineage),
     ...identityRoutes(deps.identity),
@@ -124,20 +138,32 @@ export function createApp(deps: AppDeps): App {
   app.use(matchOperation(operations))
   // First, so that every response carries X-Request-Id and every request is logged and counted, refusals included.
   app.use(requestLog({ logger, onFinish: (record) => metrics.observeRequest(record) }))
+  // An answer to a peer's signed request is signed with the card key, whatever answers it (refusals included).
+  app.use(signedAnswers(peerAnswerSigner(deps.identity, deps.clock ?? systemClock, deps.peerSignatures?.targetBase ?? null)))
   app.use(securityHeaders())
   // Before anything decides by the request: these are refusals Node itself would make before any application code.
   app.use(requestFraming())
   // Order matters: the network and the credential are checked before anything about limits or bodies is revealed.
   app.use(networkGuard(deps.network ?? { allowedIps: [], trustedProxyIps: [] }))
   app.use(exactPaths())
-  app.use(authenticate({ resolveToken: deps.resolveToken }))
+  app.use(
+    authenticate({
+      resolveToken: deps.resolveToken,
+      ...(deps.authFailureLimiter && { failures: { limiter: deps.authFailureLimiter, limitLoopback: deps.rateLimitLoopback ?? false, logger } }),
+    }),
+  )
   app.use(authorize())
   app.use(rateLimit({ limiters: deps.rateLimiters ?? {}, limitLoopback: deps.rateLimitLoopback ?? false, logger }))
   // Cheap refusals under load or while draining, before any body is read or the database is asked.
   app.use(admission.admit())
   // Static files of the API reference: public, and not operations of the contract, so served before the validator.
   app.use(DOCS_ASSETS, docsAssets())
-  app.use(readBodies({ json: express.json({ limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }), raw: readRawBody }))
+  app.use(
+    readBodies({
+      json: express.json({ type: JSON_MEDIA_TYPES, limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }),
+      raw: readRawBody,
+    }),
+  )
   app.use(rejectLoneSurrogates())
   // JSON.parse rounds big integers and overflows to Infinity without a word; a body it changed is refused here.
   app.use(rejectInexactNumbers())
@@ -166,7 +192,13 @@ export function createApp(deps: AppDeps): App {
   app.use(() => {
     throw new AppError('not_found', 'Not Found')
   })
-  app.use(problemHandler({ log: (error, context) => logger.error({ err: error, ...context }, 'request failed') }))
+  app.use(
+    problemHandler({
+      log: (error, context) => logger.error({ err: error, ...context }, 'request failed'),
+      // The A2A v1.0 operations answer errors in their binding's dialect (their x-error-format).
+      formats: { 'a2a-jsonrpc': renderA2AError, 'a2a-rest': renderA2AError },
+    }),
+  )
   // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
   // must still end as the contract's 500, never as Express's HTML page with a stack trace.
   app.use(lastResortErrorHandler(logger))

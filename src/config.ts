@@ -44,6 +44,10 @@ export interface Config {
   readonly rateLimitReadPerMin: number
   /** Apply rate limits to loopback clients too (they are exempt by default, as in Bernstein). */
   readonly rateLimitLoopback: boolean
+  /** Health (issue 26): failed authentications per minute per client address (0 disables the bucket). */
+  readonly rateLimitAuthFailuresPerMin: number
+  /** Health (issue 26): how long one database check answers readiness probes, in ms (0: every probe checks). */
+  readonly readinessCacheMs: number
   /** This node's issuer name: capability card issuer and lineage envelope `source_issuer`. */
   readonly issuer: string
   /** Policies this node advertises in its capability card. */
@@ -53,6 +57,15 @@ export interface Config {
   readonly peerRequirements: { readonly maxCostCapUsd: number; readonly minRedactionTier: string; readonly minSandboxProfile: string }
   /** Also require carried lineage entries to link up and hash correctly. */
   readonly lineageStrict: boolean
+  /**
+   * Inbound deliveries must be signed (RFC 9421) by the sender's pinned card key; default on when peers are pinned
+   * (BERNSTEIN_REQUIRE_PEER_SIGNATURE). Off: unsigned deliveries (Bernstein 3.x peers) pass on the card alone.
+   */
+  readonly requirePeerSignature: boolean
+  /** How far a peer signature's `created` may be from now, either side (BERNSTEIN_PEER_SIGNATURE_WINDOW_SECONDS). */
+  readonly peerSignatureWindowSeconds: number
+  /** Delegate to peers that cannot prove they hold their card key (BERNSTEIN_ALLOW_UNSIGNED_PEERS); off by default. */
+  readonly allowUnsignedPeers: boolean
   /** Bearer tokens towards peers: a default, and per-peer-URL overrides. Never stored in the database. */
   readonly peerToken: string | null
   readonly peerTokens: Readonly<Record<string, string>>
@@ -269,6 +282,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30),
     rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
     rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
+    rateLimitAuthFailuresPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_AUTH_FAILURES_PER_MIN', 20),
+    readinessCacheMs: bounded(env, 'BERNSTEIN_READINESS_CACHE_MS', 1000, 0, 60_000),
     issuer: issuerName(env),
     trustedPeerFingerprints: Object.freeze(fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS')),
     peerRequirements: Object.freeze({
@@ -277,6 +292,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       minSandboxProfile: oneOf(env, 'BERNSTEIN_REQUIRE_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'none'),
     }),
     lineageStrict: flag(env, 'BERNSTEIN_LINEAGE_STRICT', false),
+    requirePeerSignature: flag(env, 'BERNSTEIN_REQUIRE_PEER_SIGNATURE', fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS').length > 0),
+    peerSignatureWindowSeconds: bounded(env, 'BERNSTEIN_PEER_SIGNATURE_WINDOW_SECONDS', 300, 1, 3600),
+    allowUnsignedPeers: flag(env, 'BERNSTEIN_ALLOW_UNSIGNED_PEERS', false),
     peerToken: env['BERNSTEIN_PEER_TOKEN']?.trim() || null,
     peerTokens: Object.freeze(peerTokenMap(env)),
     federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000),

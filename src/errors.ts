@@ -33,6 +33,8 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'expectation_failed'
   | 'unavailable'
+  /** The database cannot keep writes (disk full, I/O error, read-only storage): 503 with Retry-After. */
+  | 'storage_unavailable'
   | 'internal'
 
 /** One FastAPI-style validation item `{loc, msg, type}`: the contract's `ValidationError` without its optional `input` and `ctx`. */

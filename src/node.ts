@@ -134,7 +134,14 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       publicBaseUrl,
       attestor,
       metrics,
+      health: { readinessCacheMs: config.readinessCacheMs },
       inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },
+      peerSignatures: {
+        requireInbound: config.requirePeerSignature,
+        windowSeconds: config.peerSignatureWindowSeconds,
+        targetBase: config.publicBaseUrl,
+        allowUnsignedPeers: config.allowUnsignedPeers,
+      },
       federation: { peerToken: peerTokenResolver(config, options.peerToken ?? null) },
     })
     return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, close: () => store.close() }

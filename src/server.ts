@@ -193,6 +193,18 @@ export async function rateLimiters(
   return limiters
 }
 
+/** The `auth_failure` bucket (failed authentications per client address), stored like the others; null when disabled. */
+export async function authFailureLimiter(
+  limits: Pick<Config, 'rateLimitAuthFailuresPerMin'>,
+  connection: Pick<Connection, 'sharedPool'>,
+): Promise<BucketLimiter | null> {
+  const points = limits.rateLimitAuthFailuresPerMin
+  if (points <= 0) return null
+  return connection.sharedPool
+    ? postgresLimiter(connection.sharedPool, 'auth_failure', points)
+    : new RateLimiterMemory({ keyPrefix: 'auth_failure', points, duration: 60 })
+}
+
 /** Resolves bearer tokens: the operator token (configured, or generated in the data dir), the metrics token, issued tokens. */
 function tokenResolver(config: Config, store: Store, logger: Logger): TokenResolver | null {
   if (config.authDisabled) {
@@ -201,7 +213,7 @@ function tokenResolver(config: Config, store: Store, logger: Logger): TokenResol
   }
   const operator = resolveOperatorToken(config.authToken, config.dataDir)
   if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
-  const tokens = new TokenService(store, systemClock, randomIds)
+  const tokens = new TokenService({ store, clock: systemClock, ids: randomIds })
   const metricsToken = config.metricsToken
   const isOperator = secretMatcher(operator.token)
   const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)
@@ -262,6 +274,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
       rateLimiters: await rateLimiters(config, node.connection),
       rateLimitLoopback: config.rateLimitLoopback,
+      ...(await authFailureLimiter(config, node.connection).then((limiter) => limiter && { authFailureLimiter: limiter })),
       metricsRegistry: node.metrics.registry,
       admission: { maxWritesInFlight: limits.maxWritesInFlight, requestDeadlineMs: limits.requestDeadlineMs, refusing: () => drain.refusing },
     })

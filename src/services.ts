@@ -1,12 +1,16 @@
 import { A2AService } from './a2a/a2a.service.js'
+import { type A2AV1Options, A2AV1Service } from './a2a-v1/a2a-v1.service.js'
+import { TaskEventSource } from './a2a-v1/task-events.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
 import { LineageService } from './lineage/lineage.service.js'
 import { DelegationService } from './federation/delegation.service.js'
 import { type InboundTrustOptions, InboundTrustGate } from './federation/inbound-trust.js'
+import { InboundSignatureGate } from './federation/inbound-signature.js'
+import { DEFAULT_SIGNATURE_WINDOW_SECONDS } from './federation/peer-signature.js'
 import { type InboundGate, InboundService } from './federation/inbound.service.js'
 import type { RetryPolicy } from './federation/peer-fetch.js'
-import { HealthService } from './health/health.service.js'
+import { type HealthOptions, HealthService } from './health/health.service.js'
 import type { NodeIdentity } from './identity/node-identity.js'
 import { type Metrics, noMetrics } from './signature-metrics.js'
 import { type Clock, type Ids, randomIds, systemClock } from './runtime.js'
@@ -28,10 +32,24 @@ export interface ServiceDeps {
   readonly attestor?: Attestor
   readonly taskObservers?: readonly TaskObserver[]
   readonly inboundGates?: readonly InboundGate[]
+  /** A2A v1.0: the blocking bound of SendMessage and the role of new linked tasks (defaults otherwise). */
+  readonly a2aV1?: Partial<A2AV1Options>
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
+  /** Readiness: how long one database check answers probes. */
+  readonly health?: HealthOptions
   /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
   readonly inboundTrust?: InboundTrustOptions
+  /**
+   * Proof of possession between peers (RFC 9421 signatures by the card key). Defaults: inbound signatures required
+   * when peers are pinned, a ±300 s window, the target URI as addressed, unsigned peers refused.
+   */
+  readonly peerSignatures?: {
+    readonly requireInbound?: boolean
+    readonly windowSeconds?: number
+    readonly targetBase?: string | null
+    readonly allowUnsignedPeers?: boolean
+  }
   /** Outbound federation: tokens towards peers (never stored), `fetch`, retries. */
   readonly federation?: {
     readonly peerToken?: (peerUrl: string) => string | null
@@ -46,6 +64,9 @@ export interface ServiceDeps {
 export interface Services {
   readonly tasks: TaskService
   readonly a2a: A2AService
+  readonly a2aV1: A2AV1Service
+  /** Wakes whoever waits on a task when it changes (blocking SendMessage; streams next). */
+  readonly taskEvents: TaskEventSource
   readonly inbound: InboundService
   readonly health: HealthService
   readonly audit: AuditTrail
@@ -74,17 +95,37 @@ export function createServices(deps: ServiceDeps): Services {
   tasks.subscribe(audit)
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
+  const inboundTrust = deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }
+  const signatures = deps.peerSignatures ?? {}
+  const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
+  // Last: it only wakes waiters, who read the task again.
+  const taskEvents = new TaskEventSource()
+  tasks.subscribe(taskEvents)
+  const a2aV1 = new A2AV1Service({
+    store: deps.store,
+    clock,
+    ids,
+    a2a,
+    tasks,
+    events: taskEvents,
+    agentCard: async () => (await deps.identity.agentCardV1()).card,
+    ...(deps.a2aV1 && { options: deps.a2aV1 }),
+  })
   const gates: InboundGate[] = [
-    new InboundTrustGate(
-      deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false },
-      audit,
-      clock,
-      deps.metrics ?? noMetrics,
+    // First: nothing of the body is believed before its signature by the sender's pinned card key checks out.
+    new InboundSignatureGate(
+      {
+        requireSignature: signatures.requireInbound ?? inboundTrust.trustedPeerFingerprints.length > 0,
+        windowSeconds,
+        targetBase: signatures.targetBase ?? null,
+      },
+      { store: deps.store, clock },
     ),
+    new InboundTrustGate(inboundTrust, audit, clock, deps.metrics ?? noMetrics),
     ...(deps.inboundGates ?? []),
   ]
   const inbound = new InboundService({ store: deps.store, clock, ids, a2a, gates })
-  const health = new HealthService(deps.store, clock)
+  const health = new HealthService(deps.store, clock, deps.health)
   const federation = deps.federation ?? {}
   const delegation = new DelegationService({
     store: deps.store,
@@ -93,6 +134,9 @@ export function createServices(deps: ServiceDeps): Services {
     tasks,
     lineage,
     senderCard: () => deps.identity.senderCard(),
+    signer: deps.identity.peerSigner(),
+    signatureWindowSeconds: windowSeconds,
+    allowUnsignedPeers: signatures.allowUnsignedPeers ?? false,
     peerToken: federation.peerToken ?? (() => null),
     metrics: deps.metrics ?? noMetrics,
     ...(federation.fetch && { fetch: federation.fetch }),
@@ -101,7 +145,7 @@ export function createServices(deps: ServiceDeps): Services {
     ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
     ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
   })
-  return { tasks, a2a, inbound, health, audit, lineage, delegation }
+  return { tasks, a2a, a2aV1, taskEvents, inbound, health, audit, lineage, delegation }
 }
 
 /** Requirements that every ranked card meets: used when the operator sets none. */

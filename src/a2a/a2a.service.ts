@@ -89,7 +89,7 @@ export class A2AService implements TaskObserver {
     // Attested before the row is written, so the row is inserted with its receipt (one INSERT, no UPDATE after it);
     // all of it commits together either way.
     const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance')
-    await repos.a2a.insertTask(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
+    await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
     return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
   }
 
@@ -111,7 +111,7 @@ export class A2AService implements TaskObserver {
    */
   async addArtifact(tenantId: string, id: string, input: { name: string; data: string; contentType: string }): Promise<A2AArtifact> {
     return this.#deps.store.transaction(async (repos) => {
-      const record = await repos.a2a.getTask(tenantId, id)
+      const record = await repos.a2a.get(tenantId, id)
       if (!record) throw a2aTaskNotFound(id)
       const task = await repos.tasks.getForUpdate(tenantId, record.bernsteinTaskId)
       const artifact: A2AArtifact = { name: input.name, contentType: input.contentType, data: input.data, createdAt: this.#deps.clock.now() }
@@ -130,13 +130,11 @@ export class A2AService implements TaskObserver {
     return this.#deps.store.transaction(async (repos) => {
       const task = await repos.tasks.get(tenantId, input.taskId)
       if (!task) throw taskNotFound(input.taskId)
+      const { sender, recipient, content, taskId } = input
       const message: A2AMessage = {
         id: this.#deps.ids.shortId(),
         tenantId,
-        sender: input.sender,
-        recipient: input.recipient,
-        content: input.content,
-        taskId: input.taskId,
+        ...{ sender, recipient, content, taskId },
         direction: 'inbound',
         delivered: true,
         externalEndpoint: null,

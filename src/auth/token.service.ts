@@ -20,26 +20,28 @@ export interface IssuedToken {
   readonly expires_at: number | null
 }
 
-export class TokenService {
-  readonly #store: Store
-  readonly #clock: Clock
-  readonly #ids: Ids
+export interface TokenServiceDeps {
+  readonly store: Store
+  readonly clock: Clock
+  readonly ids: Ids
+}
 
-  constructor(store: Store, clock: Clock, ids: Ids) {
-    this.#store = store
-    this.#clock = clock
-    this.#ids = ids
+export class TokenService {
+  readonly #deps: TokenServiceDeps
+
+  constructor(deps: TokenServiceDeps) {
+    this.#deps = deps
   }
 
   async create(input: { role: TokenRole; tenant: string | null; expiresInSeconds: number | null; label?: string | null }): Promise<IssuedToken> {
-    const id = this.#ids.shortId()
+    const id = this.#deps.ids.shortId()
     const secret = randomBytes(32).toString('base64url')
-    const now = this.#clock.now()
+    const now = this.#deps.clock.now()
     const expiresAt = input.expiresInSeconds === null ? null : now + input.expiresInSeconds
     // Agent tokens are always bound to one tenant (`default` unless told otherwise): a null tenant would let the
     // holder pick any tenant with `x-tenant-id`, as only the operator may.
     const tenant = input.role === 'agent' ? (input.tenant ?? 'default') : input.tenant
-    await this.#store.repos.tokens.insert({
+    await this.#deps.store.repos.tokens.insert({
       id,
       secretHash: hashSecret(secret),
       role: input.role,
@@ -53,23 +55,30 @@ export class TokenService {
   }
 
   async revoke(id: string): Promise<void> {
-    if (!(await this.#store.repos.tokens.revoke(id, this.#clock.now()))) throw new AppError('not_found', `Token '${id}' not found or already revoked`)
+    if (!(await this.#deps.store.repos.tokens.revoke(id, this.#deps.clock.now()))) throw new AppError('not_found', `Token '${id}' not found or already revoked`)
   }
 
   list(): Promise<ApiToken[]> {
-    return this.#store.repos.tokens.list()
+    return this.#deps.store.repos.tokens.list()
   }
 
-  /** The identity behind a presented token, or null when it is unknown, revoked, expired or malformed. */
-  async resolve(presented: string): Promise<TokenIdentity | null> {
+  /**
+   * The identity behind a presented token, or null when it is unknown, revoked, expired or malformed. A token that
+   * is not of the issued form is refused at once, without a lookup (and without a promise).
+   */
+  resolve(presented: string): TokenIdentity | null | Promise<TokenIdentity | null> {
     const match = TOKEN_PATTERN.exec(presented)
     if (!match) return null
-    const token = await this.#store.repos.tokens.get(match[1] as string)
+    return this.#lookup(match[1] as string, match[2] as string)
+  }
+
+  async #lookup(id: string, secret: string): Promise<TokenIdentity | null> {
+    const token = await this.#deps.store.repos.tokens.get(id)
     if (!token) return null
     const expected = Buffer.from(token.secretHash, 'hex')
-    const actual = Buffer.from(hashSecret(match[2] as string), 'hex')
+    const actual = Buffer.from(hashSecret(secret), 'hex')
     if (!constantTimeEqual(expected, actual)) return null
-    const now = this.#clock.now()
+    const now = this.#deps.clock.now()
     if (token.revokedAt !== null || (token.expiresAt !== null && now >= token.expiresAt)) return null
     return { role: token.role, tokenId: token.id, tenantId: token.role === 'agent' ? (token.tenantId ?? 'default') : token.tenantId }
   }

@@ -8,6 +8,7 @@
  * @module
  */
 import { Option } from 'commander'
+import { printJson, printLines } from './output.js'
 
 /** How the key of a verdict that passed was trusted: `--json`'s `trust` field. */
 export type Trust = 'pinned' | 'first-use'
@@ -36,4 +37,19 @@ export function notPinnedFailure(wording: PinWording, ownKey: string): string {
 /** The warning of a verdict that passed on the thing's own key (`--trust-on-first-use`). */
 export function firstUseWarning(wording: PinWording): string {
   return `the key is not pinned (trust-on-first-use): the ${wording.subject} was verified against its own key only; pin it with ${wording.pinWith} from now on`
+}
+
+/** What a verification that passed shows: its fields with `--json`, a headline and detail lines in text. */
+export interface PassedVerdict {
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly headline: string
+  readonly details: readonly string[]
+}
+
+/** Prints a verdict that passed, with how its key was trusted (and the first-use warning when it was not pinned). */
+export function printPassedVerdict(json: boolean, pinned: boolean, wording: PinWording, verdict: PassedVerdict): void {
+  const trust: Trust = pinned ? 'pinned' : 'first-use'
+  const warning = pinned ? null : firstUseWarning(wording)
+  if (json) return printJson({ ok: true, ...verdict.fields, key_pinned: pinned, trust, ...(warning !== null && { warning }) })
+  printLines(verdict.headline, ...verdict.details, `  trust: ${trust}`, ...(warning === null ? [] : [`  warning: ${warning}`]))
 }

@@ -1,6 +1,14 @@
 export const DELEGATION_STATUSES = ['pending', 'sent', 'accepted', 'in_progress', 'completed', 'failed', 'rejected'] as const
 export type DelegationStatus = (typeof DELEGATION_STATUSES)[number]
 
+/**
+ * How far a peer proved who it is: `proven`, it answered a fresh challenge signed by the card key the delegator
+ * pinned (RFC 9421), so every later answer is verified against that key; `card-only`, it served a pinned card but
+ * cannot sign (Bernstein 3.x), accepted only because the operator allowed unsigned peers.
+ */
+export const TRUST_LEVELS = ['proven', 'card-only'] as const
+export type TrustLevel = (typeof TRUST_LEVELS)[number]
+
 /** One outbound delegation as the ledger keeps it. */
 export interface Delegation {
   readonly id: string
@@ -30,6 +38,10 @@ export interface Delegation {
   readonly updatedAt: number
   readonly nextPollAt: number | null
   readonly polls: number
+  /** Null until the peer's card was accepted and its proof of possession checked. */
+  readonly trustLevel: TrustLevel | null
+  /** The pinned card's public key (SPKI PEM): the key the peer's answers must be signed by when `proven`. */
+  readonly peerCardKey: string | null
 }
 
 /** Still moving: the follower polls these. */

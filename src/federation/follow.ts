@@ -15,6 +15,8 @@ import { type Delegation, FOLLOWED_STATUSES } from './delegation.js'
 import { LedgerEntry } from './ledger.js'
 import { type Unverified, bearer, peerClient, peerErrorDetail, peerOutcome } from './peer-client.js'
 import { type PeerFetchDeps, peerFetch } from './peer-fetch.js'
+import { type PeerSigner, peerExchange, pinnedPeerKey } from './peer-signature.js'
+import { publicKeyFromPem } from '../crypto/ed25519.js'
 
 export interface FollowerDeps {
   readonly store: Store
@@ -25,6 +27,10 @@ export interface FollowerDeps {
   readonly peerToken: (peerUrl: string) => string | null
   /** Told about the completion receipts this side verifies. */
   readonly metrics?: Metrics
+  /** This node's card key, which signs every poll. */
+  readonly signer: PeerSigner
+  /** How far a peer's signature `created` may be from now, either side, in seconds. */
+  readonly signatureWindowSeconds: number
   /** Backoff between polls of one delegation. */
   readonly pollBaseMs?: number
   readonly pollMaxMs?: number
@@ -40,13 +46,20 @@ export async function follow(deps: FollowerDeps, delegation: Delegation): Promis
   const entry = new LedgerEntry(d, deps.store.repos.federation, deps.clock)
   const base = deps.pollBaseMs ?? 1000
   const next = (): number => deps.clock.now() + Math.min(deps.pollMaxMs ?? 60_000, base * 2 ** Math.min(d.polls, 16)) / 1000
+  // A proven peer's answers must be signed by the card key pinned at delegation; a `card-only` peer's cannot be.
+  const key = d.trustLevel === 'proven' && d.peerCardKey !== null ? pinnedPeerKey(publicKeyFromPem(d.peerCardKey)) : null
+  const exchange = peerExchange(deps.signer, deps.clock, deps.signatureWindowSeconds, key)
   const outcome = await peerOutcome(
-    peerClient(d.peerUrl, peerFetch(deps.peer)).GET('/a2a/tasks/{a2a_task_id}', {
+    peerClient(d.peerUrl, peerFetch({ ...deps.peer, exchange })).GET('/a2a/tasks/{a2a_task_id}', {
       params: { path: { a2a_task_id: d.remoteA2ATaskId } },
       headers: bearer(deps.peerToken(d.peerUrl)),
       parseAs: 'text',
     }),
   )
+  if (outcome.kind === 'unverified') {
+    const why = `the peer's answer (${outcome.status}) is not signed by its pinned card key (${outcome.code}): ${outcome.error}`
+    return entry.save({ lastError: `follow: ${why}`, polls: d.polls + 1, nextPollAt: next() })
+  }
   if (outcome.kind === 'network' || outcome.status !== 200) {
     const why = outcome.kind === 'network' ? outcome.error : `HTTP ${outcome.status}: ${peerErrorDetail(outcome.text)}`
     return entry.save({ lastError: `follow: ${why}`, polls: d.polls + 1, nextPollAt: next() })

@@ -22,6 +22,16 @@ export interface InboundTaskRequest {
   readonly body: Readonly<Record<string, unknown>>
   /** The body text as received: the envelope's digest is recomputed from a lossless parse of it. */
   readonly raw: string
+  /**
+   * How the request arrived, for its RFC 9421 signature: method, `scheme://host` as addressed, path with query and
+   * header fields (lowercase names). Absent when the request did not come over HTTP.
+   */
+  readonly transport?: {
+    readonly method: string
+    readonly origin: string
+    readonly path: string
+    readonly headers: Readonly<Record<string, string>>
+  }
 }
 
 /** The 202 answer, which the handler returns as the contract's response (so the compiler checks it there), and whether it is new. */
@@ -139,7 +149,8 @@ function parseSenderCard(sender: Record<string, unknown>): SenderCard {
 /**
  * A gate an inbound delegation must pass before anything is stored (capability-card trust, lineage envelope).
  * It throws an AppError `rejected` to refuse, and may return a hook to run inside the accepting transaction.
- * Gates also run for a repeated delivery, before it is recognised as one, so `check` must not change anything.
+ * Gates also run for a repeated delivery, before it is recognised as one, so `check` must not change anything;
+ * the one exception is the signature gate's replay cache, where recording a nonce is what makes a replay fail.
  */
 export interface InboundGate {
   check(request: InboundTaskRequest, tenantId: string): Promise<InboundGateResult>

@@ -1,7 +1,7 @@
 import type { Middleware } from 'openapi-fetch'
 import { type ApiClient, createApiClient } from '../client/index.js'
 import { AppError } from '../errors.js'
-import { PeerAnswer, PeerUnreachable } from './peer-fetch.js'
+import { PeerAnswer, PeerAnswerUnverified, PeerUnreachable } from './peer-fetch.js'
 
 /** A peer's root URL without trailing slashes; anything but an absolute http(s) URL without credentials is bad input. */
 export function normalisePeerUrl(url: string): string {
@@ -48,8 +48,10 @@ export function rawJsonBody(text: string): Middleware {
 export type PeerOutcome =
   | { readonly kind: 'response'; readonly status: number; readonly text: string }
   | { readonly kind: 'network'; readonly error: string; readonly attempts: number }
+  /** The peer answered `status`, but not as the exchange demands (`code` says how: `missing` means unsigned). */
+  | { readonly kind: 'unverified'; readonly status: number; readonly code: string; readonly error: string }
 
-/** What a client call over a {@link peerFetch} came to: the peer's status and exact text, or no answer at all. */
+/** What a client call over a {@link peerFetch} came to: the peer's status and exact text, an answer refused, or no answer at all. */
 export async function peerOutcome(call: Promise<{ response: Response }>): Promise<PeerOutcome> {
   try {
     const { response } = await call
@@ -57,6 +59,7 @@ export async function peerOutcome(call: Promise<{ response: Response }>): Promis
     return { kind: 'response', status: response.status, text: response.bodyText }
   } catch (error) {
     if (error instanceof PeerUnreachable) return { kind: 'network', error: error.message, attempts: error.attempts }
+    if (error instanceof PeerAnswerUnverified) return { kind: 'unverified', status: error.status, code: error.code, error: error.message }
     throw error
   }
 }

@@ -23,6 +23,33 @@ export function retryAfterMs(header: string | null, nowMs: number): number | nul
   return Number.isNaN(date) ? null : Math.max(0, date - nowMs)
 }
 
+/**
+ * What a peer exchange adds to plain HTTP: each attempt is signed afresh (its own `created` and nonce, so a retry is
+ * not a replay), and the answer that would be returned is checked first.
+ */
+export interface PeerExchange {
+  /** Fields to add to one attempt of `request` (whose body is the exact text sent). */
+  sign(request: { method: string; url: string; headers: Record<string, string>; body?: string }): Promise<Record<string, string>>
+  /** Null when the answer to the signed request is acceptable, else why not: it is then refused, not returned. */
+  check?(
+    request: { method: string; url: string; headers: Record<string, string> },
+    answer: { status: number; headers: Record<string, string>; body: Uint8Array },
+  ): Promise<{ readonly code: string; readonly detail: string } | null>
+}
+
+/** The peer answered, but its answer failed the exchange's check (unsigned, or not by the pinned key). */
+export class PeerAnswerUnverified extends Error {
+  readonly code: string
+  readonly status: number
+
+  constructor(code: string, detail: string, status: number) {
+    super(detail)
+    this.name = 'PeerAnswerUnverified'
+    this.code = code
+    this.status = status
+  }
+}
+
 /** Every attempt failed without an answer (connection error or timeout); `message` says how the last one failed. */
 export class PeerUnreachable extends Error {
   readonly attempts: number
@@ -57,13 +84,16 @@ export interface PeerFetchDeps {
   readonly policy: RetryPolicy
   /** Called before each attempt (the delegation ledger counts delivery attempts). */
   readonly onAttempt?: (attempt: number) => Promise<void> | void
+  /** Signs each attempt and checks the answer (requests to peers that prove who they are). */
+  readonly exchange?: PeerExchange
 }
 
 /**
  * A `fetch` for talking to peers, given to the typed client: one logical request with bounded retries and
  * exponential backoff on connection errors, 5xx, 408, 425 and 429 (honouring `Retry-After`), each attempt under
  * the policy's timeout and refusing redirects. Other statuses are returned at once: they are the peer's answer,
- * as a {@link PeerAnswer}. When no attempt gets an answer it throws {@link PeerUnreachable}.
+ * as a {@link PeerAnswer}. When no attempt gets an answer it throws {@link PeerUnreachable}; with an
+ * {@link PeerExchange}, every attempt is signed and an answer its check refuses throws {@link PeerAnswerUnverified}.
  */
 export function peerFetch(deps: PeerFetchDeps): typeof globalThis.fetch {
   return async (input, init) => {
@@ -74,16 +104,39 @@ export function peerFetch(deps: PeerFetchDeps): typeof globalThis.fetch {
     for (let attempt = 1; attempt <= deps.policy.maxAttempts; attempt++) {
       await deps.onAttempt?.(attempt)
       let delay = Math.min(deps.policy.maxDelayMs, deps.policy.baseDelayMs * 2 ** (attempt - 1))
+      let answer: { response: Response; bytes: Uint8Array; headers: Record<string, string> } | undefined
       try {
-        const response = await deps.fetch(request.url, { ...sent, signal: AbortSignal.timeout(deps.policy.timeoutMs), redirect: 'error' })
-        const text = await response.text()
-        if (!isRetryableStatus(response.status) || attempt === deps.policy.maxAttempts) return new PeerAnswer(text, response)
-        lastError = `HTTP ${response.status}`
-        const hinted = retryAfterMs(response.headers.get('retry-after'), Date.now())
-        if (hinted !== null) delay = Math.min(Math.max(hinted, delay), 60_000)
+        const headers = deps.exchange
+          ? {
+              ...(sent.headers as Record<string, string>),
+              ...(await deps.exchange.sign({
+                method: request.method,
+                url: request.url,
+                headers: sent.headers as Record<string, string>,
+                ...(body !== undefined && { body }),
+              })),
+            }
+          : (sent.headers as Record<string, string>)
+        const response = await deps.fetch(request.url, { ...sent, headers, signal: AbortSignal.timeout(deps.policy.timeoutMs), redirect: 'error' })
+        const bytes = new Uint8Array(await response.arrayBuffer())
+        if (!isRetryableStatus(response.status) || attempt === deps.policy.maxAttempts) answer = { response, bytes, headers }
+        else {
+          lastError = `HTTP ${response.status}`
+          const hinted = retryAfterMs(response.headers.get('retry-after'), Date.now())
+          if (hinted !== null) delay = Math.min(Math.max(hinted, delay), 60_000)
+        }
       } catch (error) {
         lastError = describeNetworkError(error)
         if (attempt === deps.policy.maxAttempts) throw new PeerUnreachable(lastError, attempt)
+      }
+      if (answer !== undefined) {
+        const { response, bytes, headers } = answer
+        const refused = await deps.exchange?.check?.(
+          { method: request.method, url: request.url, headers },
+          { status: response.status, headers: Object.fromEntries(response.headers), body: bytes },
+        )
+        if (refused) throw new PeerAnswerUnverified(refused.code, refused.detail, response.status)
+        return new PeerAnswer(new TextDecoder().decode(bytes), response)
       }
       await deps.sleep(delay)
     }

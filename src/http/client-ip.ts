@@ -62,10 +62,24 @@ export function clientAddress(peer: string | undefined, forwardedFor: string | s
   const header = Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor
   if (!header || !listContains(trustedProxies, ip)) return { ip, forwarded: false }
   const hops = header.split(',')
+  let leftmost: string | null = null
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = parseHop(hops[i] as string)
     if (hop === null) return { ip: UNKNOWN_CLIENT, forwarded: true }
     if (!listContains(trustedProxies, hop)) return { ip: hop, forwarded: true }
+    leftmost = hop
   }
-  return { ip, forwarded: false }
+  // Every hop is a trusted proxy's address: the client is the left-most one, and still forwarded. Reporting the
+  // peer instead made a proxy on loopback that forwards `127.0.0.1` (or `::ffff:127.0.0.1`) look like a local
+  // client, exempt from the allowlist and the limits.
+  return { ip: leftmost ?? UNKNOWN_CLIENT, forwarded: true }
+}
+
+/**
+ * Whether the client is this machine itself: a loopback TCP peer that forwards nobody. An address a proxy
+ * forwards is never local, whatever it says (`127.0.0.1`, `::1`, `::ffff:127.0.0.1`): the allowlist and the
+ * rate limits exempt only this.
+ */
+export function isLocalClient(client: ClientAddress): boolean {
+  return !client.forwarded && isLoopback(client.ip)
 }

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
-import { type ClientAddress, blockListOf, clientAddress, isLoopback, listContains } from './client-ip.js'
+import { type ClientAddress, blockListOf, clientAddress, isLocalClient, listContains } from './client-ip.js'
 import { routeOf } from './operation-index.js'
 
 export interface NetworkOptions {
@@ -10,7 +10,8 @@ export interface NetworkOptions {
 
 /**
  * Establishes the client address (`res.locals.client`) and enforces the IP allowlist
- * (`BERNSTEIN_ALLOWED_IPS`): 403 `IP <ip> not in allowed list`. Loopback is always allowed, and so are the
+ * (`BERNSTEIN_ALLOWED_IPS`): 403 `IP <ip> not in allowed list`. Loopback is always allowed (a local peer, never an
+ * address a proxy forwards), and so are the
  * operations the contract marks `x-allowlist-exempt` (health probes and discovery documents, for load balancers
  * and peers).
  */
@@ -20,7 +21,7 @@ export function networkGuard(options: NetworkOptions): RequestHandler {
   return (req, res, next) => {
     const client: ClientAddress = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted)
     res.locals['client'] = client
-    if (allowed && !routeOf(res).policy.allowlistExempt && !isLoopback(client.ip) && !listContains(allowed, client.ip)) {
+    if (allowed && !routeOf(res).policy.allowlistExempt && !isLocalClient(client) && !listContains(allowed, client.ip)) {
       throw new AppError('forbidden', `IP ${client.ip} not in allowed list`)
     }
     next()

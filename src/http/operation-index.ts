@@ -26,6 +26,13 @@ export type BodyReading = (typeof BODY_READINGS)[number]
 export const HEADER_SETS = ['api', 'docs-page'] as const
 export type HeaderSet = (typeof HEADER_SETS)[number]
 
+/**
+ * How errors are written: the node's own `{detail}` bodies, or one of the A2A v1.0 bindings' (a JSON-RPC error
+ * response; a `google.rpc.Status` with an ErrorInfo), rendered by `src/a2a-v1`.
+ */
+export const ERROR_FORMATS = ['detail', 'a2a-jsonrpc', 'a2a-rest'] as const
+export type ErrorFormat = (typeof ERROR_FORMATS)[number]
+
 /** Everything the middleware decides by, before the validator and the handler. */
 export interface AccessPolicy {
   /** `security: []`: no token needed (an invalid one is ignored). */
@@ -38,6 +45,7 @@ export interface AccessPolicy {
   readonly allowlistExempt: boolean
   readonly body: BodyReading
   readonly headers: HeaderSet
+  readonly errorFormat: ErrorFormat
 }
 
 /** One operation of the contract, with its policy (the `x-` extensions of openapi.yaml). */
@@ -80,7 +88,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 /** Methods whose content means something (RFC 9110): only their operations read a body, and must say how. */
 const METHODS_WITH_CONTENT: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
-const EXTENSIONS = ['x-permission', 'x-rate-limit-bucket', 'x-allowlist-exempt', 'x-body', 'x-security-headers'] as const
+const EXTENSIONS = ['x-permission', 'x-rate-limit-bucket', 'x-allowlist-exempt', 'x-body', 'x-security-headers', 'x-error-format'] as const
 
 /** A contract whose operations do not say what the server needs to know about them. */
 export class ContractPolicyError extends Error {
@@ -107,6 +115,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
   const exempt = operation['x-allowlist-exempt']
   const body = operation['x-body']
   const headers = operation['x-security-headers']
+  const errorFormat = operation['x-error-format']
   for (const key of Object.keys(operation)) {
     if (key.startsWith('x-') && !(EXTENSIONS as readonly string[]).includes(key))
       problems.push(`${where}: unknown extension ${key} (known: ${EXTENSIONS.join(', ')})`)
@@ -124,6 +133,8 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
   }
   if (headers !== undefined && !oneOf(HEADER_SETS, headers))
     problems.push(`${where}: x-security-headers must be one of ${HEADER_SETS.join(', ')} (got ${JSON.stringify(headers)})`)
+  if (errorFormat !== undefined && !oneOf(ERROR_FORMATS, errorFormat))
+    problems.push(`${where}: x-error-format must be one of ${ERROR_FORMATS.join(', ')} (got ${JSON.stringify(errorFormat)})`)
   return Object.freeze({
     public: isPublic,
     permission: oneOf(PERMISSIONS, permission) ? permission : 'node-operator',
@@ -131,6 +142,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
     allowlistExempt: exempt === true,
     body: oneOf(BODY_READINGS, body) ? body : 'none',
     headers: oneOf(HEADER_SETS, headers) ? headers : 'api',
+    errorFormat: oneOf(ERROR_FORMATS, errorFormat) ? errorFormat : 'detail',
   })
 }
 
@@ -144,6 +156,7 @@ function closedPolicy(method: string): AccessPolicy {
     // As before any operation is known: a POST body is read as JSON, any other is drained.
     body: method === 'POST' ? 'json' : 'none',
     headers: 'api',
+    errorFormat: 'detail',
   })
 }
 

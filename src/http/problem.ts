@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, Request, Response } from 'express'
 import { parsePythonJson, pythonJsonDecodeError } from '../canonical/python-json.js'
 import { AppError, type ErrorCode, type ValidationIssue } from '../errors.js'
-import { routeOf } from './operation-index.js'
+import { asStorageFault } from '../store/storage-fault.js'
+import { type ErrorFormat, routeIfMatched, routeOf } from './operation-index.js'
 
 /** The one place where error codes become HTTP statuses. */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -24,10 +25,15 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
+  storage_unavailable: 503,
   internal: 500,
 }
 
 export const BODY_LIMIT_BYTES = 1_048_576
+
+/** The `pattern` the contract gives every string that reaches the database (issue 26: one answer on both engines). */
+const NUL_FREE_PATTERN = '^[^\\u0000]*$'
+const NUL_MESSAGE = 'String must not contain the NUL character (\\u0000)'
 
 /** The one text of every 500: what went wrong goes to the log, never to the client. */
 const INTERNAL_DETAIL = 'Internal Server Error'
@@ -84,6 +90,10 @@ export function validatorIssue(item: { path?: string; message?: string; errorCod
   const rule = (item.errorCode ?? '').split('.')[0] ?? ''
   const type = TYPE_OF_AJV[rule] ?? 'value_error'
   const message = item.message ?? 'Invalid value'
+  if (type === 'string_pattern_mismatch' && message.includes(NUL_FREE_PATTERN)) {
+    // The contract's pattern for strings that reach the database: said as the PostgreSQL fallback below says it.
+    return { loc, msg: NUL_MESSAGE, type: 'value_error' }
+  }
   if (type === 'missing') {
     // ajv reports a missing property at its parent's path; FastAPI names the property itself.
     const missing = /required property '([^']+)'/.exec(message)?.[1]
@@ -126,7 +136,7 @@ function nulLocation(req: Request): (string | number)[] {
   while (pending.length > 0) {
     const [value, loc] = pending.pop() as [unknown, (string | number)[]]
     if (hasNul(value)) return loc
-    if (Array.isArray(value)) value.forEach((item, i) => pending.push([item, [...loc, i]]))
+    if (Array.isArray(value)) for (const [i, item] of value.entries()) pending.push([item, [...loc, i]])
     else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) pending.push([v, [...loc, k]])
   }
   return ['body']
@@ -190,8 +200,28 @@ function send(res: Response, status: number, body: unknown, headers: Readonly<Re
   res.status(status).json(body)
 }
 
+/** An error rendered in another dialect than `{detail}` (see `x-error-format`). */
+export interface FormattedError {
+  readonly status: number
+  readonly body: unknown
+  readonly contentType: string
+  readonly headers: Readonly<Record<string, string>>
+  /** Not recognised: logged, as an unexpected error always is. */
+  readonly unexpected: boolean
+}
+
+/** Renders an error (and what the one table makes of it: an AppError, or null when unrecognised) for an operation. */
+export type ErrorRenderer = (
+  format: Exclude<ErrorFormat, 'detail'>,
+  error: unknown,
+  known: AppError | null,
+  request: { body: unknown; accept: string | undefined },
+) => FormattedError
+
 export interface ProblemOptions {
   readonly log: (error: unknown, context: { method: string; path: string }) => void
+  /** Renderers of the operations whose `x-error-format` is not `detail`. */
+  readonly formats?: Readonly<Partial<Record<Exclude<ErrorFormat, 'detail'>, ErrorRenderer>>>
 }
 
 /**
@@ -213,6 +243,16 @@ export function problemHandler(options: ProblemOptions): ErrorRequestHandler {
 
 function render(error: unknown, req: Request, res: Response, options: ProblemOptions): void {
   const known = asAppError(error, req, res)
+  const format = routeIfMatched(res)?.policy.errorFormat ?? 'detail'
+  const renderer = format === 'detail' ? undefined : options.formats?.[format]
+  if (format !== 'detail' && renderer !== undefined) {
+    const formatted = renderer(format, error, known, { body: req.body, accept: req.headers.accept })
+    if (formatted.unexpected || formatted.status >= 500) options.log(error, logContext(req, res))
+    for (const [name, value] of Object.entries(formatted.headers)) res.setHeader(name, value)
+    res.setHeader('Content-Type', formatted.contentType)
+    res.status(formatted.status).json(formatted.body)
+    return
+  }
   if (known === null) {
     options.log(error, logContext(req, res))
     return send(res, STATUS_OF.internal, { detail: INTERNAL_DETAIL })
@@ -229,9 +269,12 @@ function render(error: unknown, req: Request, res: Response, options: ProblemOpt
  */
 function asAppError(error: unknown, req: Request, res: Response): AppError | null {
   if (error instanceof AppError) return error
+  // A storage fault met outside a transaction (a read on a failing disk): the same 503 as inside one.
+  const storage = asStorageFault(error)
+  if (storage !== undefined) return storage
   if (isNulRejection(error)) {
     // The statement failed inside its transaction, so nothing was written; the input, not the server, is at fault.
-    return invalid([{ loc: nulLocation(req), msg: 'String must not contain the NUL character (\\u0000)', type: 'value_error' }])
+    return invalid([{ loc: nulLocation(req), msg: NUL_MESSAGE, type: 'value_error' }])
   }
   const http = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError
   const status = http.status ?? http.statusCode

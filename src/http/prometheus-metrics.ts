@@ -120,13 +120,25 @@ export class PrometheusMetrics implements Metrics {
    */
   observeStore(store: Store): void {
     for (const name of ['bernstein_tasks', 'bernstein_chain_length']) this.registry.removeSingleMetric(name)
+    const faults = once(
+      this.registry,
+      'bernstein_storage_faults_total',
+      () =>
+        new Counter({
+          name: 'bernstein_storage_faults_total',
+          help: 'Writes refused with 503 because the storage could not keep them (disk full, I/O error, read-only), by reason',
+          labelNames: ['reason'],
+          registers: [this.registry],
+        }),
+    )
+    store.observeStorage((reason) => faults.inc({ reason }))
     new Gauge({
       name: 'bernstein_tasks',
       help: 'Tasks by status (all tenants), read from the database at scrape time',
       labelNames: ['status'],
       registers: [this.registry],
       async collect() {
-        const counts = await store.repos.tasks.countByStatus()
+        const counts = await store.repos.tasks.countedByStatus()
         for (const status of TASK_STATUSES) this.set({ status }, counts.get(status) ?? 0)
       },
     })

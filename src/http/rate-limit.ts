@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { Caller } from '../auth/caller.js'
-import { type ClientAddress, isLoopback } from './client-ip.js'
+import { type ClientAddress, isLocalClient } from './client-ip.js'
 import { type RateLimitBucket, routeOf } from './operation-index.js'
 
 export type Bucket = RateLimitBucket
@@ -33,7 +33,7 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
   return async (_req, res, next) => {
     const client = res.locals['client'] as ClientAddress
     const bucket = routeOf(res).policy.rateLimitBucket
-    if (bucket === null || (isLoopback(client.ip) && !client.forwarded && !options.limitLoopback)) return next()
+    if (bucket === null || (isLocalClient(client) && !options.limitLoopback)) return next()
     const limiter = options.limiters[bucket]
     if (!limiter) return next()
     const caller = res.locals['caller'] as Caller

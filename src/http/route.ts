@@ -13,6 +13,8 @@ export interface HttpInput<Id extends OperationId> {
   readonly headers: IncomingHttpHeaders
   /** The unparsed body, for the one route validated by hand (`/a2a/v0/tasks`). */
   readonly rawBody: string | undefined
+  /** The request line as addressed, for checking a signature over it: method, `scheme://host` and path with query. */
+  readonly target: { readonly method: string; readonly origin: string; readonly path: string }
 }
 
 /** A response that is not JSON-serialised by Express: exact bytes (signed documents, YAML). */
@@ -59,6 +61,7 @@ export function route<Id extends OperationId>(
         caller: res.locals['caller'] as Caller,
         headers: req.headers,
         rawBody: typeof (req as { rawBody?: unknown }).rawBody === 'string' ? (req as unknown as { rawBody: string }).rawBody : undefined,
+        target: { method: req.method, origin: `${req.protocol}://${req.get('host') ?? ''}`, path: req.originalUrl },
       }),
   }
 }

@@ -11,7 +11,7 @@ const opaqueTag = (tag: string): string => {
 function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheControl: string) {
   const headers = { ETag: doc.etag, 'Cache-Control': cacheControl }
   const ours = opaqueTag(doc.etag)
-  if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => opaqueTag(tag) === ours || tag.trim() === '*')) {
+  if (ifNoneMatch?.split(',').some((tag) => opaqueTag(tag) === ours || tag.trim() === '*')) {
     return { status: 304 as const, body: undefined, headers }
   }
   return { status: 200 as const, raw: doc.bytes, contentType: 'application/json', headers }
@@ -23,9 +23,15 @@ export function identityRoutes(identity: NodeIdentity): RouteDefinition[] {
       document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
     ),
     route('getAgentCardV1Path', 'get', '/.well-known/agent-card.json', async ({ headers }) =>
-      document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
+      document((await identity.agentCardV1()).document, headers['if-none-match'], 'public, max-age=3600'),
     ),
     route('getJwks', 'get', '/.well-known/agent.json/keys', async ({ headers }) => document(identity.jwks(), headers['if-none-match'], 'public, max-age=300')),
+    // The proof is the answer's signature (src/http/signed-answers.ts signs it, bound to the challenger's request).
+    route('getPeerProof', 'get', '/a2a/v0/proof', async ({ query }) => ({
+      status: 200,
+      body: { nonce: query.nonce, issuer: (await identity.capabilityCard()).signed.card.issuer, key_fingerprint: identity.capabilityCardFingerprint },
+      headers: { 'Cache-Control': 'no-store' },
+    })),
     route('getCapabilityCard', 'get', '/.well-known/a2a-capability-card.json', async ({ headers }) =>
       document((await identity.capabilityCard()).document, headers['if-none-match'], 'public, max-age=300'),
     ),

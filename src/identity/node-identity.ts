@@ -1,6 +1,10 @@
-import { createHash } from 'node:crypto'
+import { createHash, type KeyObject } from 'node:crypto'
 import { type PyObject, parsePythonJson } from '../canonical/python-json.js'
 import { agentCardBytes, signAgentCard } from '../agent-card/index.js'
+import { agentCardV1 } from '../a2a-v1/agent-card-v1.js'
+import type { V1AgentCard } from '../a2a-v1/a2a-v1-wire.js'
+import { jcs } from '../canonical/jcs.js'
+import { signDetachedJws } from '../crypto/detached-jws.js'
 import { issueCapabilityCard } from '../cards/issue-capability-card.js'
 import { parseCardFile, serializeCardFile } from '../cards/card-file.js'
 import type { CardPolicies, SignedCapabilityCard } from '../cards/capability-card.js'
@@ -48,6 +52,7 @@ export class NodeIdentity {
   readonly #metrics: Metrics
   #card: { signed: SignedCapabilityCard; document: ServedDocument } | undefined
   #agentCard: { forCard: string; document: ServedDocument } | undefined
+  #agentCardV1: Promise<{ card: V1AgentCard; document: ServedDocument }> | undefined
   readonly #jwks: ServedDocument
 
   constructor(store: Store, keys: NodeKeys, profile: NodeProfile, clock: Clock, metrics: Metrics = noMetrics) {
@@ -61,6 +66,11 @@ export class NodeIdentity {
 
   get capabilityCardFingerprint(): string {
     return keyFingerprint(this.#keys.capabilityCard.publicKey)
+  }
+
+  /** What this node signs its peer requests and answers with: the capability-card key, named by its fingerprint. */
+  peerSigner(): { readonly keyid: string; readonly privateKey: KeyObject } {
+    return { keyid: this.capabilityCardFingerprint, privateKey: this.#keys.capabilityCard.privateKey }
   }
 
   jwks(): ServedDocument {
@@ -111,6 +121,29 @@ export class NodeIdentity {
       protocol_version: '0.1',
       capability_card: parsePythonJson(document.bytes.toString('utf8')),
     }
+  }
+
+  /**
+   * The A2A v1.0 AgentCard (`/.well-known/agent-card.json`, and GetExtendedAgentCard), signed per A2A §8.4: a
+   * detached JWS over the JCS of the card without `signatures` (it has no default-valued field to strip), with
+   * `alg`, `kid`, `typ: JOSE` and `jku` (this node's JWKS) in the protected header. Built once: it depends only on
+   * the profile and the agent-card key.
+   */
+  agentCardV1(): Promise<{ card: V1AgentCard; document: ServedDocument }> {
+    this.#agentCardV1 ??= (async () => {
+      const p = this.#profile
+      const card = agentCardV1({ name: p.name, description: p.description, version: p.version, publicBaseUrl: p.publicBaseUrl })
+      const jws = await signDetachedJws(
+        jcs(card),
+        { alg: 'EdDSA', kid: this.#keys.agentCard.kid, typ: 'JOSE', jku: `${p.publicBaseUrl}/.well-known/agent.json/keys` },
+        this.#keys.agentCard.privateKey,
+      )
+      this.#metrics.signatureMade('agent_card')
+      const [protectedHeader = '', , signature = ''] = jws.split('.')
+      const signed: V1AgentCard = { ...card, signatures: [{ protected: protectedHeader, signature }] }
+      return { card: signed, document: served(jcs(signed)) }
+    })()
+    return this.#agentCardV1
   }
 
   /** Bernstein's signed v1.0 agent card (§6.2-6.3), re-signed whenever the embedded capability card changes. */

@@ -12,10 +12,9 @@ import type {
 } from '../a2a/a2a-task.js'
 import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
-import { Repository } from './repository.js'
-import { type Conversion, flag, integer, json, member, nullable, rowMapping } from './row-mapping.js'
+import { type Conversion, flag, integer, json, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 import { ReusableQuery } from './reusable-query.js'
-import { TenantRows } from './tenant-rows.js'
+import { TenantRepository, TenantRows } from './tenant-rows.js'
 
 const receiptKind: Conversion<A2ATaskRecord['receiptKind'], string | null> = {
   read: (kind) => (kind === 'acceptance' || kind === 'completion' ? kind : null),
@@ -23,41 +22,24 @@ const receiptKind: Conversion<A2ATaskRecord['receiptKind'], string | null> = {
 }
 
 const A2A_TASK = rowMapping<A2ATaskRecord, Selectable<A2ATaskTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  bernsteinTaskId: 'bernstein_task_id',
-  sender: 'sender',
-  message: 'message',
-  createdAt: ['created_at', integer],
-  updatedAt: ['updated_at', integer],
-  receipt: ['receipt', nullable(json<Readonly<Record<string, unknown>>>())],
-  receiptKind: ['receipt_kind', receiptKind],
+  ...sameNames('id', 'tenantId', 'bernsteinTaskId', 'sender', 'message'),
+  createdAt: integer,
+  updatedAt: integer,
+  receipt: nullable(json<Readonly<Record<string, unknown>>>()),
+  receiptKind: receiptKind,
 })
 
 const MESSAGE = rowMapping<A2AMessage, Selectable<A2AMessageTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  sender: 'sender',
-  recipient: 'recipient',
-  content: 'content',
-  taskId: 'task_id',
-  direction: ['direction', member<MessageDirection>()],
-  delivered: ['delivered', flag],
-  externalEndpoint: 'external_endpoint',
-  createdAt: ['created_at', integer],
+  ...sameNames('id', 'tenantId', 'sender', 'recipient', 'content', 'taskId'),
+  direction: member<MessageDirection>(),
+  delivered: flag,
+  ...sameNames('externalEndpoint'),
+  createdAt: integer,
 })
 
 const INBOUND = rowMapping<FederatedInbound, Selectable<FederatedInboundTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  peerName: 'peer_name',
-  senderKey: 'sender_key',
-  remoteTaskId: 'remote_task_id',
-  taskId: 'task_id',
-  a2aTaskId: 'a2a_task_id',
-  message: 'message',
-  role: 'role',
-  createdAt: ['created_at', integer],
+  ...sameNames('id', 'tenantId', 'peerName', 'senderKey', 'remoteTaskId', 'taskId', 'a2aTaskId', 'message', 'role'),
+  createdAt: integer,
 })
 
 const A2A_TASKS = new TenantRows('a2a_tasks', A2A_TASK)
@@ -92,17 +74,12 @@ function toArtifact(r: { name: string; content_type: string; data: string; creat
   return { name: r.name, contentType: r.content_type, data: r.data, createdAt: Number(r.created_at) }
 }
 
-export class A2ARepository extends Repository {
-  async insertTask(task: A2ATaskRecord): Promise<void> {
-    await A2A_TASKS.insert(this.db, this.engine, task)
-  }
-
-  async getTask(tenantId: string, id: string): Promise<A2ATaskRecord | undefined> {
-    return A2A_TASKS.get(this.db, this.engine, tenantId, id)
-  }
+/** A2A tasks (found by tenant and id: {@link TenantRepository}), their artifacts and messages, inbound delegations, peers. */
+export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> {
+  protected override readonly rows = A2A_TASKS
 
   /**
-   * {@link getTask} with the linked task's status and update time and the artifacts, for building the task's
+   * {@link get} with the linked task's status and update time and the artifacts, for building the task's
    * response: one statement, so they all come from one snapshot (separate reads could straddle a write).
    */
   async getTaskWithLinkedState(tenantId: string, id: string): Promise<A2ATaskWithLinkedState | undefined> {
@@ -208,10 +185,7 @@ export class A2ARepository extends Repository {
     const row = await this.db
       .selectFrom('federated_inbound')
       .selectAll()
-      .where('tenant_id', '=', key.tenantId)
-      .where('peer_name', '=', key.peerName)
-      .where('sender_key', '=', key.senderKey)
-      .where('remote_task_id', '=', key.remoteTaskId)
+      .where((eb) => eb.and({ tenant_id: key.tenantId, peer_name: key.peerName, sender_key: key.senderKey, remote_task_id: key.remoteTaskId }))
       .executeTakeFirst()
     return row && INBOUND.toDomain(row)
   }
@@ -241,11 +215,9 @@ export class A2ARepository extends Repository {
       .execute()
   }
 
+  /** Known peers (all tenants), from the count the database keeps on write (`row_counts`), not a scan. */
   async countPeers(): Promise<number> {
-    const row = await this.db
-      .selectFrom('peers')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .executeTakeFirstOrThrow()
-    return Number(row.n)
+    const row = await this.db.selectFrom('row_counts').select('n').where('name', '=', 'peers').executeTakeFirst()
+    return Number(row?.n ?? 0)
   }
 }

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely'
+import { Kysely, type LogEvent, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely'
 import type pg from 'pg'
 import type { Database } from './database.js'
 import type { Engine } from './engine.js'
@@ -32,6 +32,8 @@ export interface DatabaseOptions {
   readonly statementTimeoutMs?: number
   /** PostgreSQL schema to use (tests isolate themselves in one). */
   readonly schema?: string
+  /** Told the SQL text of every statement run (after it ran, failed ones too): for tests that count statements. */
+  readonly onQuery?: (sql: string) => void
 }
 
 export interface Connection {
@@ -76,6 +78,12 @@ export function databaseOptions(settings: DatabaseSettings): DatabaseOptions {
 let pgDriver: typeof pg | undefined
 const loadPg = (): typeof pg => (pgDriver ??= createRequire(import.meta.url)('pg') as typeof pg)
 
+/** Kysely's `log` option for {@link DatabaseOptions.onQuery}; nothing when unset (no cost on the hot path). */
+function queryLog(options: DatabaseOptions): { log?: (event: LogEvent) => void } {
+  const onQuery = options.onQuery
+  return onQuery ? { log: (event) => onQuery(event.query.sql) } : {}
+}
+
 export function connect(options: DatabaseOptions): Connection {
   if (options.url) {
     const { Pool } = loadPg()
@@ -95,7 +103,7 @@ export function connect(options: DatabaseOptions): Connection {
     })
     // An idle client losing its server must not crash the process; the next query reports the failure.
     pool.on('error', () => {})
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }), ...queryLog(options) })
     return { db, engine: 'postgres', ...(options.schema && { schema: options.schema }), sharedPool: pool, close: () => db.destroy() }
   }
   let file = options.sqliteFile
@@ -114,7 +122,7 @@ export function connect(options: DatabaseOptions): Connection {
   // and SQLite keeps the pages a savepoint changes in such a journal. On disk that was a file created and unlinked
   // per group and a write per page changed (about 30 system calls per send); in memory it is a copy of each page.
   sqlite.pragma('temp_store = MEMORY')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), ...queryLog(options) })
   return { db, engine: 'sqlite', sharedPool: null, close: () => db.destroy() }
 }
 

@@ -51,6 +51,24 @@ export interface A2AArtifactTable {
   created_at: number
 }
 
+/** A2A v1.0 additions to an A2A task (migration 010): its context. */
+export interface A2AV1TaskTable {
+  a2a_task_id: string
+  tenant_id: string
+  context_id: string
+  created_at: number
+}
+
+/** A2A v1.0 history: each message sent into an A2A task, as JSON text of the v1 Message. */
+export interface A2AV1MessageTable {
+  seq: Generated<number>
+  a2a_task_id: string
+  message_id: string
+  role: string
+  body: string
+  created_at: number
+}
+
 export interface A2AMessageTable {
   id: string
   tenant_id: string
@@ -141,9 +159,27 @@ export interface FederationLedgerTable {
   updated_at: number
   next_poll_at: number | null
   polls: number
+  trust_level: string | null
+  peer_card_key: string | null
+}
+
+export interface PeerNonceTable {
+  key_fingerprint: string
+  nonce: string
+  seen_at: number
+  expires_at: number
+}
+
+/** Counts kept on write by triggers (`tasks.<status>`, `peers`); see migration 007. */
+export interface RowCountTable {
+  name: string
+  /** A bigint: a string on PostgreSQL. */
+  n: number | string
 }
 
 export interface Database {
+  row_counts: RowCountTable
+  peer_nonces: PeerNonceTable
   federation_ledger: FederationLedgerTable
   node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable
@@ -153,6 +189,8 @@ export interface Database {
   a2a_tasks: A2ATaskTable
   a2a_artifacts: A2AArtifactTable
   a2a_messages: A2AMessageTable
+  a2a_v1_tasks: A2AV1TaskTable
+  a2a_v1_messages: A2AV1MessageTable
   federated_inbound: FederatedInboundTable
   peers: PeerTable
 }

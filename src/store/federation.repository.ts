@@ -1,30 +1,21 @@
 import type { Selectable } from 'kysely'
-import type { Delegation, DelegationStatus } from '../federation/delegation.js'
+import type { Delegation, DelegationStatus, TrustLevel } from '../federation/delegation.js'
 import type { FederationLedgerTable } from './database.js'
 import { Repository } from './repository.js'
-import { integer, member, nullable, rowMapping } from './row-mapping.js'
+import { integer, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 
 const DELEGATION = rowMapping<Delegation, Selectable<FederationLedgerTable>>()({
-  id: 'id',
-  tenantId: 'tenant_id',
-  peerUrl: 'peer_url',
-  localTaskId: 'local_task_id',
-  remoteId: 'remote_id',
-  remoteTaskId: 'remote_task_id',
+  ...sameNames('id', 'tenantId', 'peerUrl', 'localTaskId', 'remoteId', 'remoteTaskId'),
   remoteA2ATaskId: 'remote_a2a_task_id',
-  status: ['status', member<DelegationStatus>()],
-  attempts: ['attempts', integer],
-  lastError: 'last_error',
-  peerIssuer: 'peer_issuer',
-  peerFingerprint: 'peer_fingerprint',
-  peerJwks: 'peer_jwks',
-  message: 'message',
-  role: 'role',
-  result: 'result',
-  createdAt: ['created_at', integer],
-  updatedAt: ['updated_at', integer],
-  nextPollAt: ['next_poll_at', nullable(integer)],
-  polls: ['polls', integer],
+  status: member<DelegationStatus>(),
+  attempts: integer,
+  ...sameNames('lastError', 'peerIssuer', 'peerFingerprint', 'peerJwks', 'message', 'role', 'result'),
+  createdAt: integer,
+  updatedAt: integer,
+  nextPollAt: nullable(integer),
+  polls: integer,
+  trustLevel: nullable(member<TrustLevel>()),
+  peerCardKey: 'peer_card_key',
 })
 
 export class FederationRepository extends Repository {
@@ -38,9 +29,7 @@ export class FederationRepository extends Repository {
     const row = await this.db
       .selectFrom('federation_ledger')
       .selectAll()
-      .where('tenant_id', '=', d.tenantId)
-      .where('peer_url', '=', d.peerUrl)
-      .where('local_task_id', '=', d.localTaskId)
+      .where((eb) => eb.and({ tenant_id: d.tenantId, peer_url: d.peerUrl, local_task_id: d.localTaskId }))
       .executeTakeFirstOrThrow()
     return DELEGATION.toDomain(row)
   }

@@ -28,17 +28,42 @@ export function nullable<Value, Stored>(conversion: Conversion<Value, Stored>): 
   }
 }
 
-/** A column holding a field's value as it is, or the column and the conversion between them. */
-type ColumnOf<Row, Value> =
+/** The column a field is stored in by the naming rule: `tenantId` → `tenant_id`, `a2aTaskId` → `a2a_task_id`. */
+export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S
+
+export function snakeCase<S extends string>(field: S): SnakeCase<S> {
+  return field.replace(/[A-Z]/g, (upper) => `_${upper.toLowerCase()}`) as SnakeCase<S>
+}
+
+/**
+ * Fields stored as they are in the columns the naming rule gives them, for a mapping to spread in where they stand
+ * (fields come out in the mapping's order).
+ *
+ * @example rowMapping<ApiToken, ApiTokenRow>()({ ...sameNames('id', 'secretHash'), role: member<TokenRole>(), … })
+ */
+export function sameNames<const Fields extends readonly string[]>(...fields: Fields): { readonly [F in Fields[number]]: SnakeCase<F> } {
+  return Object.fromEntries(fields.map((field) => [field, snakeCase(field)])) as { readonly [F in Fields[number]]: SnakeCase<F> }
+}
+
+/**
+ * How a field is stored: in a column named by hand with its value as it is (`'remote_a2a_task_id'`), through a
+ * conversion into the column the naming rule gives it (`integer`), or both named (`['created', integer]`).
+ */
+type ColumnOf<Row, Field extends string, Value> =
   | { [C in keyof Row & string]: [Row[C]] extends [Value] ? ([Value] extends [Row[C]] ? C : never) : never }[keyof Row & string]
   | { [C in keyof Row & string]: readonly [C, Conversion<Value, Row[C]>] }[keyof Row & string]
+  | (SnakeCase<Field> extends keyof Row ? Conversion<Value, Row[SnakeCase<Field>]> : never)
 
-type Columns<Domain, Row> = { readonly [F in keyof Domain]-?: ColumnOf<Row, Domain[F]> }
+type Columns<Domain, Row> = { readonly [F in keyof Domain & string]-?: ColumnOf<Row, F, Domain[F]> }
 
-type Named<Entry> = Entry extends readonly [infer C, unknown] ? C : Entry
+type Named<Spec> = {
+  [F in keyof Spec & string]: Spec[F] extends readonly [infer C, unknown] ? C : Spec[F] extends string ? Spec[F] : SnakeCase<F>
+}[keyof Spec & string]
 
 /** Where every column of `Row` is named by some field: the compiler refuses a mapping that leaves one out. */
-type EveryColumn<Row, Spec> = [Exclude<keyof Row, Named<Spec[keyof Spec]>>] extends [never] ? unknown : { missing: Exclude<keyof Row, Named<Spec[keyof Spec]>> }
+type EveryColumn<Row, Spec> = [Exclude<keyof Row, Named<Spec>>] extends [never] ? unknown : { missing: Exclude<keyof Row, Named<Spec>> }
 
 export interface RowMapping<Domain, Row> {
   /** The domain object a row holds (`rowToX`); columns the mapping does not name (joined ones) are not read. */
@@ -47,19 +72,24 @@ export interface RowMapping<Domain, Row> {
   readonly toRow: (value: Domain) => Row
 }
 
+type Entry = string | readonly [string, Conversion<unknown, unknown>] | Conversion<unknown, unknown>
+
 /**
  * A table's columns and the domain fields they hold, written once for reading and writing, so that the two
- * directions cannot drift apart. Fields come out in the order the mapping lists them.
+ * directions cannot drift apart. A column is named by the naming rule ({@link SnakeCase}) unless the mapping names
+ * it. Fields come out in the order the mapping lists them.
  *
- * @example const TOKEN = rowMapping<ApiToken, ApiTokenRow>()({ id: 'id', createdAt: ['created_at', integer], … })
+ * @example const TOKEN = rowMapping<ApiToken, ApiTokenRow>()({ ...sameNames('id', 'secretHash'), createdAt: integer, … })
  */
 export function rowMapping<Domain, Row>() {
   return <const Spec extends Columns<Domain, Row>>(
     spec: Spec & EveryColumn<Row, Spec> & Record<Exclude<keyof Spec, keyof Domain>, never>,
   ): RowMapping<Domain, Row> => {
-    const entries = Object.entries(spec as Record<string, string | readonly [string, Conversion<unknown, unknown>]>).map(([field, entry]) =>
-      typeof entry === 'string' ? { field, column: entry, conversion: undefined } : { field, column: entry[0], conversion: entry[1] },
-    )
+    const entries = Object.entries(spec as Record<string, Entry>).map(([field, entry]) => {
+      if (typeof entry === 'string') return { field, column: entry, conversion: undefined }
+      if (Array.isArray(entry)) return { field, column: entry[0] as string, conversion: entry[1] as Conversion<unknown, unknown> }
+      return { field, column: snakeCase(field), conversion: entry as Conversion<unknown, unknown> }
+    })
     return {
       toDomain: (row) => {
         const stored = row as Record<string, unknown>

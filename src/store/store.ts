@@ -1,14 +1,17 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
+import { A2AV1Repository } from './a2a-v1.repository.js'
 import { ChainRepository } from './chain.repository.js'
 import { DocumentRepository } from './document.repository.js'
 import { FederationRepository } from './federation.repository.js'
+import { PeerNonceRepository } from './peer-nonce.repository.js'
 import type { Connection } from './connect.js'
 import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
 import { TokenRepository } from './token.repository.js'
 import { SqliteGroupCommit } from './sqlite-group-commit.js'
 import { DatabaseUnavailable } from './unavailable.js'
+import { type StorageObserver, asStorageFault } from './storage-fault.js'
 
 /** PostgreSQL gave up on a transaction to break a deadlock or a serialization conflict; running it again is safe. */
 const RETRYABLE = new Set(['40P01', '40001'])
@@ -18,10 +21,12 @@ const MAX_ATTEMPTS = 3
 export interface Repositories {
   readonly tasks: TaskRepository
   readonly a2a: A2ARepository
+  readonly a2aV1: A2AV1Repository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
   readonly documents: DocumentRepository
   readonly federation: FederationRepository
+  readonly peerNonces: PeerNonceRepository
 }
 
 /**
@@ -33,6 +38,7 @@ export class Store {
   readonly repos: Repositories
   /** SQLite: transactions arriving together share one COMMIT (one fsync); see SqliteGroupCommit. */
   readonly #group: SqliteGroupCommit | null
+  readonly #storageObservers: StorageObserver[] = []
 
   constructor(connection: Connection) {
     this.#connection = connection
@@ -44,10 +50,12 @@ export class Store {
     return {
       tasks: new TaskRepository(db, engine),
       a2a: new A2ARepository(db, engine),
+      a2aV1: new A2AV1Repository(db, engine),
       tokens: new TokenRepository(db, engine),
       chains: new ChainRepository(db, engine),
       documents: new DocumentRepository(db, engine),
       federation: new FederationRepository(db, engine),
+      peerNonces: new PeerNonceRepository(db, engine),
     }
   }
 
@@ -63,6 +71,23 @@ export class Store {
    * the caller cannot know whether the commit happened.
    */
   async transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
+    try {
+      return await this.#transaction(work)
+    } catch (error) {
+      // Disk full, I/O error, read-only storage: a 503 with Retry-After, and readiness and the metrics are told.
+      const fault = asStorageFault(error)
+      if (fault === undefined) throw error
+      for (const observer of this.#storageObservers) observer(fault.reason)
+      throw fault
+    }
+  }
+
+  /** Subscribes to the storage faults transactions meet (told the reason, e.g. `disk full`). Observers must not throw. */
+  observeStorage(observer: StorageObserver): void {
+    this.#storageObservers.push(observer)
+  }
+
+  async #transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
     if (this.#group) return this.#group.run((db) => work(Store.#bind(db, engine)))
     for (let attempt = 1; ; attempt++) {

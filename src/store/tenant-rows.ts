@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './database.js'
 import type { Engine } from './engine.js'
+import { Repository } from './repository.js'
 import type { RowMapping } from './row-mapping.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
@@ -33,5 +34,21 @@ export class TenantRows<Table extends TenantTable, Domain> {
   async get(db: Kysely<Database>, engine: Engine, tenantId: string, id: string): Promise<Domain | undefined> {
     const row = await this.#get.first(db, engine, tenantId, id)
     return row && this.#mapping.toDomain(row)
+  }
+}
+
+/**
+ * A repository whose rows are found by tenant and id: {@link insert} and {@link get} over its table's
+ * {@link TenantRows} (module-level, so compiled once: repositories are made for every transaction).
+ */
+export abstract class TenantRepository<Table extends TenantTable, Domain> extends Repository {
+  protected abstract readonly rows: TenantRows<Table, Domain>
+
+  async insert(value: Domain): Promise<void> {
+    await this.rows.insert(this.db, this.engine, value)
+  }
+
+  async get(tenantId: string, id: string): Promise<Domain | undefined> {
+    return this.rows.get(this.db, this.engine, tenantId, id)
   }
 }

@@ -2,17 +2,15 @@ import type { Selectable } from 'kysely'
 import type { ApiToken, TokenRole } from '../auth/api-token.js'
 import type { ApiTokenTable } from './database.js'
 import { Repository } from './repository.js'
-import { integer, member, nullable, rowMapping } from './row-mapping.js'
+import { integer, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 
 const TOKEN = rowMapping<ApiToken, Selectable<ApiTokenTable>>()({
-  id: 'id',
-  secretHash: 'secret_hash',
-  role: ['role', member<TokenRole>()],
-  tenantId: 'tenant_id',
-  label: 'label',
-  createdAt: ['created_at', integer],
-  expiresAt: ['expires_at', nullable(integer)],
-  revokedAt: ['revoked_at', nullable(integer)],
+  ...sameNames('id', 'secretHash'),
+  role: member<TokenRole>(),
+  ...sameNames('tenantId', 'label'),
+  createdAt: integer,
+  expiresAt: nullable(integer),
+  revokedAt: nullable(integer),
 })
 
 export class TokenRepository extends Repository {

@@ -1,4 +1,4 @@
-import type { Schema } from '../contract.js'
+import type { JsonBody, Schema } from '../contract.js'
 import { type RouteDefinition, route } from '../http/route.js'
 import type { Task } from './task.js'
 import type { TaskService } from './task.service.js'
@@ -31,6 +31,25 @@ export function taskToWire(task: Task): Schema<'Task'> {
     progress_log: task.progressLog.map((p) => ({ ...p })),
     version: task.version,
   }
+}
+
+type TransitionId = 'claimTask' | 'progressTask' | 'completeTask' | 'failTask' | 'cancelTask' | 'blockTask' | 'closeTask'
+
+/**
+ * A lifecycle transition (`POST /tasks/{task_id}/<verb>`): one service call on the caller's task, at the version the
+ * caller expects when it names one (`expected_version`), answered with the task as it stands after it.
+ */
+function transition<Id extends TransitionId>(
+  operationId: Id,
+  path: string,
+  apply: (tenantId: string, taskId: string, body: JsonBody<Id>, expectedVersion: number | undefined) => Promise<Task>,
+): RouteDefinition {
+  // Typed over all the transitions (they share the path parameter, the query and the 200 answer); the body is the
+  // one `operationId` declares.
+  return route<TransitionId>(operationId, 'post', path, async ({ params, query, body, caller }) => {
+    const task = await apply(caller.tenantId, params.task_id, body as JsonBody<Id>, query.expected_version)
+    return { status: 200, body: taskToWire(task) }
+  })
 }
 
 export function taskRoutes(tasks: TaskService): RouteDefinition[] {
@@ -68,33 +87,14 @@ export function taskRoutes(tasks: TaskService): RouteDefinition[] {
     route('getTask', 'get', '/tasks/{task_id}', async ({ params, caller }) => {
       return { status: 200, body: taskToWire(await tasks.get(caller.tenantId, params.task_id)) }
     }),
-    route('claimTask', 'post', '/tasks/{task_id}/claim', async ({ params, query, body, caller }) => {
-      const task = await tasks.claim(caller.tenantId, params.task_id, body?.agent_id ?? null, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
-    route('progressTask', 'post', '/tasks/{task_id}/progress', async ({ params, query, body, caller }) => {
-      const task = await tasks.progress(caller.tenantId, params.task_id, body.message, body.percent ?? 0, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
-    route('completeTask', 'post', '/tasks/{task_id}/complete', async ({ params, query, body, caller }) => {
-      const task = await tasks.complete(caller.tenantId, params.task_id, body.result_summary, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
-    route('failTask', 'post', '/tasks/{task_id}/fail', async ({ params, query, body, caller }) => {
-      const task = await tasks.fail(caller.tenantId, params.task_id, body.reason, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
-    route('cancelTask', 'post', '/tasks/{task_id}/cancel', async ({ params, query, body, caller }) => {
-      const task = await tasks.cancel(caller.tenantId, params.task_id, body?.reason ?? null, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
-    route('blockTask', 'post', '/tasks/{task_id}/block', async ({ params, query, body, caller }) => {
-      const task = await tasks.block(caller.tenantId, params.task_id, body.reason, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
-    route('closeTask', 'post', '/tasks/{task_id}/close', async ({ params, query, body, caller }) => {
-      const task = await tasks.close(caller.tenantId, params.task_id, body?.reason ?? null, query.expected_version)
-      return { status: 200, body: taskToWire(task) }
-    }),
+    transition('claimTask', '/tasks/{task_id}/claim', (tenantId, id, body, version) => tasks.claim(tenantId, id, body?.agent_id ?? null, version)),
+    transition('progressTask', '/tasks/{task_id}/progress', (tenantId, id, body, version) =>
+      tasks.progress(tenantId, id, body.message, body.percent ?? 0, version),
+    ),
+    transition('completeTask', '/tasks/{task_id}/complete', (tenantId, id, body, version) => tasks.complete(tenantId, id, body.result_summary, version)),
+    transition('failTask', '/tasks/{task_id}/fail', (tenantId, id, body, version) => tasks.fail(tenantId, id, body.reason, version)),
+    transition('cancelTask', '/tasks/{task_id}/cancel', (tenantId, id, body, version) => tasks.cancel(tenantId, id, body?.reason ?? null, version)),
+    transition('blockTask', '/tasks/{task_id}/block', (tenantId, id, body, version) => tasks.block(tenantId, id, body.reason, version)),
+    transition('closeTask', '/tasks/{task_id}/close', (tenantId, id, body, version) => tasks.close(tenantId, id, body?.reason ?? null, version)),
   ]
 }

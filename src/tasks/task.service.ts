@@ -209,7 +209,11 @@ export class TaskService {
   complete(tenantId: string, id: string, resultSummary: string, expectedVersion?: number): Promise<Task> {
     return this.#mutate(tenantId, id, expectedVersion, 'complete', null, resultSummary, (task, now) => {
       // Bernstein claims an open task automatically before completing it.
-      const from = task.status === 'open' ? (assertTransition(task, 'claimed'), this.#claimed(task, null)) : task
+      let from = task
+      if (task.status === 'open') {
+        assertTransition(task, 'claimed')
+        from = this.#claimed(task, null)
+      }
       assertTransition(from, 'done')
       return { ...from, status: 'done', resultSummary, completedAt: now }
     })

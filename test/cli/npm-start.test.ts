@@ -53,8 +53,8 @@ describe('npm start', () => {
       await new Promise((r) => setTimeout(r, 100))
     }
     expect(output).not.toContain('building it first')
-    const res = await fetch(`${url}/health`)
-    expect(await res.json()).toMatchObject({ status: 'ok', components: { database: 'ok', engine: 'sqlite' } })
+    const res = await fetch(`${url}/health/ready`)
+    expect(await res.json()).toEqual({ status: 'ready', reason: 'database reachable' })
 
     npm.kill('SIGTERM')
     expect(await exited).toBe(0)

@@ -151,7 +151,7 @@ describe('MOCK_PORT=N npm run mock', () => {
     const port = await namedFreePort()
     const mock = await startMockScript(`http://127.0.0.1:${port}`, [], { MOCK_PORT: String(port) })
     try {
-      const res = await rawRequest(mock.url, { method: 'GET', path: '/health', token: null })
+      const res = await rawRequest(mock.url, { method: 'GET', path: '/health/live', token: null })
       expect(res.status).toBe(200)
       expect(mock.output()).not.toContain('Received [')
     } finally {

@@ -66,7 +66,7 @@ const V0_SENDER = { name: 'globex-orch', description: 'Globex orchestrator', cap
 /** Requests per operation (keyed by method and path without the /api/v1 prefix). */
 const CASES: Readonly<Record<string, readonly Case[]>> = {
   'get /': [{ label: 'banner', status: 200, request: async () => ({ path: '/', token: null }) }],
-  'get /health': [{ label: 'summary', status: 200, request: async () => ({ path: '/health', token: null }) }],
+  'get /health': [{ label: 'summary', status: 200, request: async () => ({ path: '/health' }) }],
   'get /health/ready': [{ label: 'ready', status: 200, request: async () => ({ path: '/health/ready', token: null }) }],
   'get /health/live': [{ label: 'live', status: 200, request: async () => ({ path: '/health/live', token: null }) }],
   'get /ready': [{ label: 'ready', status: 200, request: async () => ({ path: '/ready', token: null }) }],
@@ -261,6 +261,10 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     },
   ],
   'get /.well-known/agent.json/keys': [{ label: 'jwks', status: 200, request: async () => ({ path: '/.well-known/agent.json/keys', token: null }) }],
+  'get /a2a/v0/proof': [
+    { label: 'challenge', status: 200, request: async () => ({ path: '/a2a/v0/proof', query: 'nonce=0123456789abcdef-_', token: null }) },
+    { label: 'short nonce', status: 422, request: async () => ({ path: '/a2a/v0/proof', query: 'nonce=short', token: null }) },
+  ],
   'get /.well-known/a2a-capability-card.json': [
     { label: 'card', status: 200, request: async () => ({ path: '/.well-known/a2a-capability-card.json', token: null }) },
     {
@@ -381,7 +385,7 @@ describe('the proxy check itself', () => {
   })
 
   it('turns a contract-breaking response into a 500 VIOLATIONS', async () => {
-    const res = await rawRequest(proxy.url, { method: 'GET', path: '/health', token: null })
+    const res = await rawRequest(proxy.url, { method: 'GET', path: '/health' })
     expect(isViolation({ status: res.status, text: res.text })).toBe(true)
     expect(res.text).toContain("Response body must have required property 'uptime_s'")
   })

@@ -65,7 +65,7 @@ describe.skipIf(SKIP_BROWSER)(`GET /docs in a real browser${SKIP_BROWSER ? ` (sk
     await page.waitForSelector('.opblock', { timeout: 30_000 })
     await expect(page.title()).resolves.toBe('bernstein-a2a API reference')
     // The contract's own title and version (the package's), not the Bernstein task server's.
-    const title = await page.locator('.info .title').first().innerText()
+    const title = await page.locator('.info .title').first().textContent()
     expect(title).toContain('bernstein-a2a')
     expect(title).toContain(packageVersion())
 
@@ -106,7 +106,7 @@ describe('GET /docs over HTTP', () => {
       expect(csp, path).toContain("script-src 'self'")
       expect(csp, path).not.toContain('upgrade-insecure-requests')
     }
-    const api = await rawRequest(app.url, { method: 'GET', path: '/health', token: null })
+    const api = await rawRequest(app.url, { method: 'GET', path: '/health/live', token: null })
     expect(api.headers.get('content-security-policy')).toContain('upgrade-insecure-requests')
     expect((await rawRequest(app.url, { method: 'GET', path: '/docs/assets/nothing-here.js', token: null })).status).toBe(404)
   })

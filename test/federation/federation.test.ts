@@ -6,7 +6,7 @@ import { sha256Prefixed } from '../../src/crypto/sha256-prefixed.js'
 import { parseTrackerEntry, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, TEST_AUDIT_KEY, type TestApp, rawRequest } from '../helpers/test-app.js'
-import { OPEN, cardFingerprint, chainLines, delegate, federationNodes, localTask } from './nodes.js'
+import { OPEN, cardFingerprint, chainLines, delegate, federationNodes, localTask, signedDelivery } from './nodes.js'
 
 for (const engine of testEngines()) {
   describe(`federation between two nodes (${engine})`, () => {
@@ -80,14 +80,14 @@ for (const engine of testEngines()) {
       )
       expect(await taskCount(b)).toBe(1)
 
-      // A sender without its card when B requires one: 409, nothing stored.
+      // A sender without its card, and unsigned, when B pins its peers: 401 before anything is read, nothing stored.
       const bare = await rawRequest(b.url, {
         method: 'POST',
         path: '/a2a/v0/tasks',
         body: JSON.stringify({ sender: { name: 'org-a', description: '' }, task: { id: 'x1', message: 'hi' } }),
       })
-      expect(bare.status).toBe(409)
-      expect(bare.json).toEqual({ detail: 'sender capability card required: this node only accepts pinned peers' })
+      expect(bare.status).toBe(401)
+      expect(bare.json).toMatchObject({ reason: 'peer_signature_required' })
       expect(await taskCount(b)).toBe(1)
     })
 
@@ -112,7 +112,9 @@ for (const engine of testEngines()) {
       const tasksBefore = await taskCount(b)
       const chainBefore = await chainLines(b)
 
-      const forged = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-c') })
+      // Signed by A itself: A proves who it is, and still may not speak for C.
+      const aKey = a.keys.capabilityCard.privateKey
+      const forged = await signedDelivery(b, request('org-c'), aKey)
       expect(forged.status).toBe(409)
       expect(forged.json).toEqual({
         detail: "sender capability card rejected (issuer_mismatch): card issuer 'org-a' does not match the message origin 'org-c'",
@@ -124,7 +126,7 @@ for (const engine of testEngines()) {
       ).toBeUndefined()
 
       // The same request naming A's own issuer is accepted: the issuer alone made the difference.
-      const genuine = await rawRequest(b.url, { method: 'POST', path: '/a2a/v0/tasks', body: request('org-a') })
+      const genuine = await signedDelivery(b, request('org-a'), aKey)
       expect(genuine.status).toBe(202)
       expect(await taskCount(b)).toBe(tasksBefore + 1)
       expect(await b.store.repos.a2a.getInbound({ tenantId: 'default', peerName: 'org-a', senderKey: cardFingerprint(a), remoteTaskId: taskId })).toMatchObject(

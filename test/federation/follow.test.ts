@@ -68,6 +68,17 @@ for (const engine of testEngines()) {
       return after
     }
 
+    /**
+     * The delegation as if B could not sign (a Bernstein 3.x peer the operator allowed): its answers are then taken
+     * unsigned, and what the hostile network does to them reaches the receipt and body checks these tests are about.
+     * (Against a proven peer the same rewrites fail its answer's signature first: test/federation/impostor.test.ts.)
+     */
+    async function asCardOnly(app: TestApp, d: Delegation): Promise<Delegation> {
+      expect(d.trustLevel).toBe('proven')
+      await app.store.repos.federation.save({ ...d, trustLevel: 'card-only' })
+      return stored(app, d.id)
+    }
+
     /** B's linked Bernstein task behind the delegation's A2A task. */
     async function remoteTaskId(b: TestApp, d: Delegation): Promise<string> {
       const { data } = await b.client.GET('/a2a/tasks/{a2a_task_id}', { params: { path: { a2a_task_id: d.remoteA2ATaskId! } } })
@@ -86,7 +97,7 @@ for (const engine of testEngines()) {
       const { a, rewrite } = await delegator()
       const b = await node('org-b')
       const taskId = await localTask(a)
-      const d = await delegate(a, b, taskId)
+      const d = await asCardOnly(a, await delegate(a, b, taskId))
       expect(d).toMatchObject({ status: 'accepted', polls: 0, nextPollAt: T })
       expect(d.peerJwks).not.toBeNull()
       await completeAtB(b, d, 'parser ported, 42 tests')
@@ -198,7 +209,7 @@ for (const engine of testEngines()) {
       const { a, rewrite } = await delegator()
       const b = await node('org-b')
       const taskId = await localTask(a)
-      const d = await delegate(a, b, taskId)
+      const d = await asCardOnly(a, await delegate(a, b, taskId))
       const chainBefore = await chainLines(a)
 
       const paused = editBody((text) => text.replace('"status":"submitted"', '"status":"paused"'))
@@ -227,7 +238,7 @@ for (const engine of testEngines()) {
       const { a, rewrite } = await delegator({ peerToken: () => token })
       const b = await node('org-b')
       const taskId = await localTask(a)
-      const d = await delegate(a, b, taskId)
+      const d = await asCardOnly(a, await delegate(a, b, taskId))
       const chainBefore = await chainLines(a)
 
       // B refuses the follower's credentials: a final answer, not retried.

@@ -11,7 +11,7 @@ import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { testEngines } from '../helpers/engines.js'
 import { type TestApp, rawRequest } from '../helpers/test-app.js'
 import { openStoreDump } from '../security/support.js'
-import { OPEN, federationNodes } from './nodes.js'
+import { OPEN, federationNodes, signedDelivery } from './nodes.js'
 
 const PEER = generateEd25519KeyPair()
 const STRANGER = generateEd25519KeyPair()
@@ -43,8 +43,14 @@ const sender = (extra: Json = {}): Json => ({
   ...extra,
 })
 
+/** A delivery as a peer sends it: signed by the key of the card it carries (unsigned when it carries none). */
 function v0(app: TestApp, body: Json, token?: string): ReturnType<typeof rawRequest> {
-  return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body: JSON.stringify(body), ...(token !== undefined && { token }) })
+  const text = JSON.stringify(body)
+  const card = (body['sender'] as Json | undefined)?.['capability_card'] as Partial<SignedCapabilityCard> | null | undefined
+  const pem = typeof card === 'object' && card !== null ? card.card?.public_key_pem : undefined
+  const key = [PEER, STRANGER, OTHER].find((k) => pem !== undefined && keyFingerprint(k.publicKey) === keyFingerprint(pem))
+  if (key === undefined) return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body: text, ...(token !== undefined && { token }) })
+  return signedDelivery(app, text, key.privateKey, token)
 }
 
 /** What a 202 answer says about the delegation, and whether it was new. */
@@ -57,7 +63,11 @@ for (const engine of testEngines()) {
   describe(`inbound delegations to a node pinning its peers (${engine})`, () => {
     const node = federationNodes(engine)
     const pinning = (): Promise<TestApp> =>
-      node('org-b', { inboundTrust: { trustedPeerFingerprints: [keyFingerprint(PEER.publicKey)], requirements: OPEN, strictLineage: false } })
+      node('org-b', {
+        inboundTrust: { trustedPeerFingerprints: [keyFingerprint(PEER.publicKey)], requirements: OPEN, strictLineage: false },
+        // Signed deliveries are still verified; unsigned ones reach the card checks this suite is about.
+        peerSignatures: { requireInbound: false },
+      })
 
     it('refuses a repeat of an accepted id exactly as it refuses a new delivery, before recognising it, and stores nothing', async () => {
       const b = await pinning()

@@ -7,7 +7,11 @@ import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import type { Delegation } from '../../src/federation/delegation.js'
 import type { ServiceDeps } from '../../src/services.js'
 import type { Engine } from '../../src/store/engine.js'
-import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, startTestApp } from '../helpers/test-app.js'
+import type { KeyObject } from 'node:crypto'
+import { signPeerRequest } from '../../src/federation/peer-signature.js'
+import { type Clock, systemClock } from '../../src/runtime.js'
+import type { HttpResult } from '../helpers/raw-http.js'
+import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 export const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000 }
 export const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
@@ -62,4 +66,15 @@ export function delegate(a: TestApp, b: TestApp, taskId: string, overrides: Part
     requirements: OPEN,
     ...overrides,
   })
+}
+
+/**
+ * `POST /a2a/v0/tasks` of `body` as a signing peer sends it: signed (RFC 9421, label `peer`) by `key`, the key of
+ * the card in the body, with the operator token unless `token` names another.
+ */
+export async function signedDelivery(app: TestApp, body: string, key: KeyObject, token?: string, clock: Clock = systemClock): Promise<HttpResult> {
+  const url = `${app.url}/a2a/v0/tasks`
+  const headers = { 'content-type': 'application/json' }
+  const fields = await signPeerRequest({ keyid: keyFingerprint(key), privateKey: key }, clock, { method: 'POST', url, headers, body })
+  return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body, headers: { ...headers, ...fields }, ...(token !== undefined && { token }) })
 }

@@ -1,10 +1,11 @@
 import type { Server } from 'node:http'
+import { expect } from 'vitest'
 import { type AppDeps, type App, createApp } from '../../src/app.js'
 import { createHttpServer } from '../../src/http/http-server.js'
 import { secretsEqual } from '../../src/auth/operator-token.js'
 import { type ApiClient, createApiClient } from '../../src/client/index.js'
 import type { TokenIdentity } from '../../src/auth/caller.js'
-import { connect, migrateToLatest } from '../../src/store/connect.js'
+import { type Connection, type DatabaseOptions, connect, migrateToLatest } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
 import { randomIds, systemClock } from '../../src/runtime.js'
 import { TokenService } from '../../src/auth/token.service.js'
@@ -23,6 +24,8 @@ export interface TestApp {
   readonly url: string
   readonly engine: TestEngine
   readonly store: Store
+  /** The app's own database connection (tests that provoke storage faults run statements on it). */
+  readonly connection: Connection
   readonly app: App
   readonly dataDir: string
   /** Issues agent/operator tokens that this server accepts (same clock as the app). */
@@ -45,6 +48,8 @@ export interface TestAppOptions extends Partial<Omit<AppDeps, 'store'>> {
   readonly profile?: Partial<NodeProfile>
   /** An existing database to share with other test servers (the caller creates and drops it). */
   readonly database?: TestDatabase
+  /** Overrides of the connection options (a pool of one, a statement counter). */
+  readonly connectOptions?: Partial<DatabaseOptions>
 }
 
 export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
@@ -66,11 +71,11 @@ export function testProfile(overrides: Partial<NodeProfile> = {}): NodeProfile {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const engine = options.engine ?? 'sqlite'
   const database = options.database ?? (await createTestDatabase(engine))
-  const connection = connect(database.options)
+  const connection = connect({ ...database.options, ...options.connectOptions })
   const migrated = await migrateToLatest(connection)
   if (migrated.error) throw migrated.error
   const store = new Store(connection)
-  const tokens = new TokenService(store, options.clock ?? systemClock, options.ids ?? randomIds)
+  const tokens = new TokenService({ store, clock: options.clock ?? systemClock, ids: options.ids ?? randomIds })
   const resolveToken =
     options.resolveToken !== undefined
       ? options.resolveToken
@@ -113,6 +118,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     url,
     engine,
     store,
+    connection,
     app,
     dataDir: database.dataDir,
     tokens,
@@ -145,4 +151,22 @@ export function rawRequest(
 /** The node's published JWKS (`GET /.well-known/agent.json/keys`, no token), what a peer verifies receipts against. */
 export async function publishedJwks(url: string): Promise<unknown> {
   return (await rawRequest(url, { method: 'GET', path: '/.well-known/agent.json/keys', token: null })).json
+}
+
+/**
+ * Everything a refused request could have touched, byte for byte: the task list, one A2A task as GET shows it
+ * (`a2aTaskId`), and the default tenant's inbound delegations, messages and peers. Equal before and after means
+ * the request changed nothing.
+ */
+export async function stateSnapshot(t: TestApp, a2aTaskId: string): Promise<unknown> {
+  const tasks = await rawRequest(t.url, { method: 'GET', path: '/tasks?limit=500' })
+  expect(tasks.status).toBe(200)
+  const a2a = await rawRequest(t.url, { method: 'GET', path: `/a2a/tasks/${a2aTaskId}` })
+  return {
+    tasks: tasks.text,
+    a2a: a2a.text,
+    inbound: await t.store.repos.a2a.countInbound('default'),
+    messages: await t.store.repos.a2a.messages('default'),
+    peers: await t.store.repos.a2a.countPeers(),
+  }
 }

@@ -6,6 +6,7 @@ import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type TaskStatus } from '../../src/tasks/task.js'
 import { type TestClock, testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
+import { API_STEPS } from '../helpers/task-steps.js'
 import { OPERATOR_TOKEN, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 type Task = components['schemas']['Task']
@@ -38,18 +39,6 @@ const EXPECTED_A2A: Readonly<Record<TaskStatus, string>> = {
   closed: 'completed',
   failed: 'failed',
   cancelled: 'canceled',
-}
-
-/** Task-API calls that bring a fresh open task to each status the API can produce. */
-const API_STEPS: Readonly<Partial<Record<TaskStatus, readonly string[]>>> = {
-  open: [],
-  claimed: ['claim'],
-  in_progress: ['claim', 'progress'],
-  blocked: ['claim', 'block'],
-  done: ['complete'],
-  closed: ['complete', 'close'],
-  failed: ['fail'],
-  cancelled: ['cancel'],
 }
 
 const STEP_BODIES: Readonly<Record<string, object>> = {
@@ -263,7 +252,7 @@ for (const engine of testEngines()) {
             const second = await rawRequest(t.url, { method: 'GET', path })
             expect(first.status).toBe(200)
             expect(second.text).toBe(first.text)
-            const record = await t.store.repos.a2a.getTask('default', a2a.id)
+            const record = await t.store.repos.a2a.get('default', a2a.id)
             expect(record?.updatedAt).toBe(a2a.updated_at)
 
             expect((await rawRequest(t.url, { method: 'POST', path: `/tasks/${a2a.bernstein_task_id}/claim`, body: '{}' })).status).toBe(200)
@@ -272,7 +261,7 @@ for (const engine of testEngines()) {
             const fourth = await rawRequest(t.url, { method: 'GET', path })
             expect((third.json as A2ATask).status).toBe('working')
             expect(fourth.text).toBe(third.text)
-            expect(await t.store.repos.a2a.getTask('default', a2a.id)).toEqual(record)
+            expect(await t.store.repos.a2a.get('default', a2a.id)).toEqual(record)
             const linked = await getTask(client, a2a.bernstein_task_id ?? '')
             expect(linked.version).toBe(2)
           })
@@ -503,10 +492,10 @@ for (const engine of testEngines()) {
               }),
             )
             const { data } = await t.clientWith({ token: OPERATOR_TOKEN, tenant }).GET('/tasks', { params: { query: { limit: 500 } } })
-            expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string>)['task_id']])
+            expect(data?.tasks.map((x) => x.id)).toEqual([(won[0]?.json as Record<string, string> | undefined)?.['task_id']])
             // The accepted version is the one stored, and its own redelivery is the duplicate.
             const stored = await t.store.repos.a2a.getInbound({ tenantId: tenant, peerName: 'peer-race', senderKey: '', remoteTaskId: 'race-2' })
-            expect(stored?.taskId).toBe((won[0]?.json as Record<string, string>)['task_id'])
+            expect(stored?.taskId).toBe((won[0]?.json as Record<string, string> | undefined)?.['task_id'])
             const again = await v0({ sender: card('peer-race'), task: { id: 'race-2', message: stored?.message } }, tenant)
             expect({ status: again.status, delivery: again.headers.get('bernstein-delivery'), json: again.json }).toEqual({
               status: 202,

@@ -180,7 +180,7 @@ for (const engine of testEngines()) {
       expect(token.length).toBeGreaterThanOrEqual(32)
       expect(served.output()).not.toContain(token)
 
-      expect((await call(served.url, 'GET', '/health', null)).status).toBe(200)
+      expect((await call(served.url, 'GET', '/health/ready', null)).status).toBe(200)
       expect((await call(served.url, 'GET', '/tasks', token)).status).toBe(200)
       const refused = await call(served.url, 'GET', '/tasks', 'not-the-generated-token')
       expect(refused).toEqual({ status: 401, json: { detail: 'Invalid or expired authentication token' } })

@@ -35,7 +35,7 @@ describe('answers Node would make before Express', () => {
   afterAll(async () => app.close())
 
   it('an HTTP/1.1 request without Host: 400 in JSON, and the connection closed', async () => {
-    const { connection, res } = await exchange(app.url, 'GET /health HTTP/1.1\r\n\r\n')
+    const { connection, res } = await exchange(app.url, 'GET /health/live HTTP/1.1\r\n\r\n')
     expectJson(res, 'HTTP/1.1 400 Bad Request', { detail: 'Missing Host header' })
     expect(res.headers.get('connection')).toBe('close')
     expectAppHeaders(res)
@@ -43,10 +43,10 @@ describe('answers Node would make before Express', () => {
   })
 
   it('an HTTP/1.0 request without Host is served (HTTP/1.0 has no Host requirement)', async () => {
-    const { connection, res } = await exchange(app.url, 'GET /health HTTP/1.0\r\n\r\n')
+    const { connection, res } = await exchange(app.url, 'GET /health/live HTTP/1.0\r\n\r\n')
     expect(res.statusLine).toBe('HTTP/1.1 200 OK')
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
-    expect(res.json).toMatchObject({ status: 'ok' })
+    expect(res.json).toEqual({ status: 'alive' })
     await connection.closed
   })
 
@@ -57,7 +57,7 @@ describe('answers Node would make before Express', () => {
     expectJson(res, 'HTTP/1.1 417 Expectation Failed', { detail: 'Only the 100-continue expectation is supported' })
     expectAppHeaders(res)
     // As Node's own 417: the body is discarded and the connection kept alive.
-    connection.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')
+    connection.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n')
     expect((await connection.response()).statusLine).toBe('HTTP/1.1 200 OK')
     connection.destroy()
     expect((await app.client.GET('/tasks')).data?.tasks).toEqual([])
@@ -94,11 +94,11 @@ describe('answers Node would make before Express', () => {
   it('Upgrade: websocket is served as an ordinary request (no upgrade listener), the connection kept', async () => {
     const { connection, res } = await exchange(
       app.url,
-      'GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      'GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
     )
     expect(res.statusLine).toBe('HTTP/1.1 200 OK')
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
-    expect(res.json).toMatchObject({ status: 'ok' })
+    expect(res.json).toEqual({ status: 'alive' })
     expect(await connection.stillOpenAfter(100)).toBe(true)
     connection.destroy()
   })
@@ -113,7 +113,7 @@ describe('answers Node would make before Express', () => {
   })
 
   it('oversized headers: 431 in JSON, and closed', async () => {
-    const { connection, res } = await exchange(app.url, `GET /health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(40_000)}\r\n\r\n`)
+    const { connection, res } = await exchange(app.url, `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(40_000)}\r\n\r\n`)
     expectJson(res, 'HTTP/1.1 431 Request Header Fields Too Large', { detail: 'Request header fields too large' })
     await connection.closed
   })
@@ -134,7 +134,7 @@ describe('answers Node would make before Express', () => {
         { detail: 'Method Not Allowed' },
         'GET, POST',
       ],
-      ['on a public path', 'CONNECT /health HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET'],
+      ['on a public path', 'CONNECT /health/live HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' }, 'GET'],
       [
         'under /api/v1',
         `CONNECT /api/v1/tasks/next/backend HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`,
@@ -178,9 +178,9 @@ describe('answers Node would make before Express', () => {
     it('pipelined behind other requests: answered in order, after them, and nothing after it is read', async () => {
       const connection = await RawConnection.open(app.url)
       connection.write(
-        `GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nCONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n`,
+        `GET /health/live HTTP/1.1\r\nHost: x\r\n\r\nGET /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nCONNECT /tasks HTTP/1.1\r\nHost: x\r\n${AUTH}\r\nGET /health/live HTTP/1.1\r\nHost: x\r\n\r\n`,
       )
-      expect((await connection.response()).json).toMatchObject({ status: 'ok' })
+      expect((await connection.response()).json).toEqual({ status: 'alive' })
       expect((await connection.response()).json).toMatchObject({ tasks: expect.any(Array) })
       expectJson(await connection.response(), 'HTTP/1.1 405 Method Not Allowed', { detail: 'Method Not Allowed' })
       await connection.closed
@@ -195,7 +195,7 @@ describe('answers Node would make before Express', () => {
           connection.destroy()
         }),
       )
-      const { connection, res } = await exchange(app.url, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      const { connection, res } = await exchange(app.url, 'GET /health/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
       expect(res.statusLine).toBe('HTTP/1.1 200 OK')
       await connection.closed
     })
@@ -216,7 +216,7 @@ describe('the real server (startServer) answers them the same way', () => {
   })
 
   it('without Host, with an unmet expectation, and with CONNECT', async () => {
-    const noHost = await exchange(server.url, 'GET /health HTTP/1.1\r\n\r\n')
+    const noHost = await exchange(server.url, 'GET /health/live HTTP/1.1\r\n\r\n')
     expectJson(noHost.res, 'HTTP/1.1 400 Bad Request', { detail: 'Missing Host header' })
     await noHost.connection.closed
     const expectation = await exchange(

@@ -37,7 +37,7 @@ describe('errors raised while rendering errors', () => {
     const res = await fetch(`${app.url}/health`, { headers: { 'x-padding': 'a'.repeat(40_000) } })
     expect(res.status).toBe(431)
     expect(await res.json()).toEqual({ detail: 'Request header fields too large' })
-    expect((await fetch(`${app.url}/health`)).status).toBe(200)
+    expect((await fetch(`${app.url}/health/live`)).status).toBe(200)
   })
 
   it('ignores unknown query parameters, as FastAPI does', async () => {

@@ -175,14 +175,21 @@ for (const engine of testEngines()) {
       }
     })
 
-    it('serves a signed agent card that passes the v1.0 conformance checks, at both well-known paths', async () => {
+    it('serves Bernstein s signed agent card at agent.json and the A2A v1.0 card at agent-card.json', async () => {
       const a = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json', token: null })
       const b = await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })
       expect(a.status).toBe(200)
-      expect(a.text).toBe(b.text)
+      expect(b.status).toBe(200)
       expect(a.headers.get('cache-control')).toBe('public, max-age=3600')
+      expect(b.headers.get('cache-control')).toBe('public, max-age=3600')
       expect(a.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
-      expect(b.headers.get('etag')).toBe(a.headers.get('etag'))
+      expect(b.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
+      const v1 = b.json as { supportedInterfaces: { protocolBinding: string; protocolVersion: string; url: string }[]; signatures: unknown[] }
+      expect(v1.supportedInterfaces).toEqual([
+        { url: 'http://bernstein.test/a2a/v1', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: 'http://bernstein.test/a2a/v1', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      ])
+      expect(v1.signatures).toHaveLength(1)
       const card = a.json as Record<string, unknown>
       expect(card['url']).toBe('http://bernstein.test')
       const report = await checkAgentCardConformance(card, jwks, {

@@ -4,14 +4,14 @@ import type { ApiClient } from '../../src/client/index.js'
 import { TASK_STATUSES, type Task as DomainTask, type TaskStatus, allowedTransitions } from '../../src/tasks/task.js'
 import { type TestClock, testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
+import { API_STEPS, type TaskRoute } from '../helpers/task-steps.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
 type Task = components['schemas']['Task']
 type Prefix = '' | '/api/v1'
-type Route = 'claim' | 'progress' | 'complete' | 'fail' | 'cancel' | 'block' | 'close'
 
 const PREFIXES: readonly Prefix[] = ['', '/api/v1']
-const ROUTES: readonly Route[] = ['claim', 'progress', 'complete', 'fail', 'cancel', 'block', 'close']
+const ROUTES: readonly TaskRoute[] = ['claim', 'progress', 'complete', 'fail', 'cancel', 'block', 'close']
 
 /**
  * Bernstein's transition table (bernstein-behaviour.md §4), written out independently of src/tasks/task.ts so that
@@ -33,7 +33,7 @@ const EXPECTED_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> 
 }
 
 /** The status each route moves a task to. */
-const TARGET_OF: Readonly<Record<Route, TaskStatus>> = {
+const TARGET_OF: Readonly<Record<TaskRoute, TaskStatus>> = {
   claim: 'claimed',
   progress: 'in_progress',
   complete: 'done',
@@ -43,30 +43,18 @@ const TARGET_OF: Readonly<Record<Route, TaskStatus>> = {
   close: 'closed',
 }
 
-/** Statuses the task API can put a task in, and the calls that get it there from a fresh `open` task. */
-const API_PATHS: Readonly<Partial<Record<TaskStatus, readonly Route[]>>> = {
-  open: [],
-  claimed: ['claim'],
-  in_progress: ['claim', 'progress'],
-  blocked: ['claim', 'block'],
-  done: ['complete'],
-  closed: ['complete', 'close'],
-  failed: ['fail'],
-  cancelled: ['cancel'],
-}
-
 /** Statuses no API call produces; the table still covers them, with tasks written straight into the store. */
-const STORE_ONLY: readonly TaskStatus[] = TASK_STATUSES.filter((s) => API_PATHS[s] === undefined)
+const STORE_ONLY: readonly TaskStatus[] = TASK_STATUSES.filter((s) => API_STEPS[s] === undefined)
 
 /** Whether `route` from `from` is legal, per the table (progress on in_progress and complete on open are special). */
-function isLegal(from: TaskStatus, route: Route): boolean {
+function isLegal(from: TaskStatus, route: TaskRoute): boolean {
   if (route === 'progress' && from === 'in_progress') return true
   if (route === 'complete' && from === 'open') return true
   return EXPECTED_TRANSITIONS[from].includes(TARGET_OF[route])
 }
 
 /** The transition a refused call names: complete on a non-open task is `<from> -> done`, and so on. */
-function refusedTarget(route: Route): TaskStatus {
+function refusedTarget(route: TaskRoute): TaskStatus {
   return TARGET_OF[route]
 }
 
@@ -76,7 +64,7 @@ interface CallResult {
   readonly error: unknown
 }
 
-async function call(client: ApiClient, route: Route, id: string, expectedVersion?: number): Promise<CallResult> {
+async function call(client: ApiClient, route: TaskRoute, id: string, expectedVersion?: number): Promise<CallResult> {
   const query = expectedVersion === undefined ? {} : { expected_version: expectedVersion }
   const path = { task_id: id }
   let r: { data?: Task; error?: unknown; response: Response }
@@ -130,7 +118,7 @@ async function listAll(client: ApiClient, query: { status?: TaskStatus; role?: s
 /** A task in `status`: reached through the API where it can be, else written into the store. */
 async function taskIn(t: TestApp, client: ApiClient, status: TaskStatus, role: string): Promise<Task> {
   const task = await create(client, { title: `a task that will be ${status}`, role })
-  const steps = API_PATHS[status]
+  const steps = API_STEPS[status]
   if (steps !== undefined) {
     for (const step of steps) expect((await call(client, step, task.id)).status).toBe(200)
     const reached = await getTask(client, task.id)
@@ -522,7 +510,7 @@ for (const engine of testEngines()) {
         })
 
         describe('expected_version (compare-and-set)', () => {
-          const legalFrom: Readonly<Record<Route, TaskStatus>> = {
+          const legalFrom: Readonly<Record<TaskRoute, TaskStatus>> = {
             claim: 'open',
             progress: 'claimed',
             complete: 'in_progress',

@@ -164,6 +164,9 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
     // A network that drops everything: connects hang until the connect timeout, and readiness names it.
     const blackholed = performance.now()
     await proxy.set('blackhole')
+    // Readiness answers from one database check per BERNSTEIN_READINESS_CACHE_MS (1 s): a later check names the new fault.
+    const namesTimeout = (json: unknown): boolean => (json as { reason?: unknown } | null)?.reason === 'database unreachable: connect timeout'
+    await waitUntil('readiness to name the silent network', async () => namesTimeout((await ready(url)).json), 20_000)
     const hanging = await ready(url)
     expect(hanging.status).toBe(503)
     expect(hanging.json).toEqual({ status: 'not_ready', reason: 'database unreachable: connect timeout' })

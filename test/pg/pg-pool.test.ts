@@ -15,13 +15,14 @@ announceSkip('test/pg/pg-pool.test.ts')
 class TerminatedAfterConnect extends pg.Client {
   override connect(): Promise<pg.Client>
   override connect(callback: (error: Error) => void): void
-  override connect(callback?: (error: Error) => void): Promise<pg.Client> | void {
+  override connect(callback?: (error: Error) => void): Promise<pg.Client> | undefined {
     if (callback === undefined) return super.connect()
     super.connect((error: Error) => {
       // pg-pool's callback hands the client to the waiting caller and takes its own error listener off.
       callback(error)
       if (!error) this.emit('error', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' }))
     })
+    return undefined
   }
 }
 

@@ -128,7 +128,7 @@ describe.each(testEngines())('drain and load shedding (serve, %s)', (engine) => 
       'readiness to go red',
       async () => {
         const r = await request(probe, url, 'GET', '/health/ready')
-        return r.status === 503 && JSON.parse(r.body).reason === 'draining'
+        return r.status === 503 && JSON.parse(r.body).reason === 'draining: the node is shutting down'
       },
       2_500,
       20,

@@ -523,7 +523,7 @@ async function exercise(session: Session, req: FuzzRequest): Promise<void> {
 }
 
 async function stillServing(app: TestApp): Promise<void> {
-  const health = await send(app.url, { method: 'GET', path: '/health', headers: {}, label: 'health' })
+  const health = await send(app.url, { method: 'GET', path: '/health', headers: { authorization: `Bearer ${OPERATOR_TOKEN}` }, label: 'health' })
   expect(health.status).toBe(200)
   expect(JSON.parse(health.text)).toMatchObject({ status: 'ok' })
   const real = await send(app.url, { method: 'GET', path: '/tasks?limit=1', headers: { authorization: `Bearer ${OPERATOR_TOKEN}` }, label: 'list' })

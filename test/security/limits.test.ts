@@ -32,7 +32,7 @@ function jsonOfSize(size: number): Buffer {
  */
 function isHealthOrDiscovery(path: string): boolean {
   const p = path === '/api/v1' ? '/' : path.startsWith('/api/v1/') ? path.slice('/api/v1'.length) : path
-  return p === '/health' || p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
+  return p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
 }
 
 const limiter = (points: number, duration: number): RateLimiterMemory => new RateLimiterMemory({ points, duration })
@@ -208,7 +208,7 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
     it('health and discovery are never limited', async () => {
       const app = await start({ rateLimiters: { default_read: limiter(1, 60) }, rateLimitLoopback: true })
       for (let i = 0; i < 4; i++) {
-        for (const path of ['/health', '/health/live', '/ready', '/alive', '/api/v1/health', '/.well-known/agent.json']) {
+        for (const path of ['/health/ready', '/health/live', '/ready', '/alive', '/api/v1/health/live', '/.well-known/agent.json']) {
           const res = await rawRequest(app.url, { method: 'GET', path, token: null })
           expect({ path, status: res.status }).toEqual({ path, status: 200 })
         }
@@ -257,13 +257,21 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       expect(await taskCount(app)).toBe(0)
     })
 
-    it('always admits loopback', async () => {
+    it('always admits a loopback peer, but never a loopback address a proxy forwards (issue 26)', async () => {
       expect((await from(null)).status).toBe(200)
-      expect((await from('127.0.0.1')).status).toBe(200)
+      // The proxy (trusted, on 127.0.0.1) forwards a client that claims to be local: it is not this machine.
+      for (const forwarded of ['127.0.0.1', '::ffff:127.0.0.1', '::1', '127.0.0.2', '127.0.0.1, 127.0.0.1']) {
+        const res = await from(forwarded)
+        const shown = forwarded
+          .split(',')[0]
+          ?.trim()
+          .replace(/^::ffff:/, '')
+        expect({ forwarded, status: res.status, json: res.json }).toEqual({ forwarded, status: 403, json: { detail: `IP ${shown} not in allowed list` } })
+      }
     })
 
     it('exempts health and /.well-known/*, but not the other public paths', async () => {
-      for (const path of ['/health', '/health/ready', '/health/live', '/ready', '/alive', '/api/v1/health', '/api/v1/alive']) {
+      for (const path of ['/health/ready', '/health/live', '/ready', '/alive', '/api/v1/health/ready', '/api/v1/alive']) {
         const res = await from('203.0.113.9', path, null)
         expect({ path, status: res.status }).toEqual({ path, status: 200 })
       }
@@ -388,7 +396,7 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
         network: { allowedIps: ['10.0.0.0/8'], trustedProxyIps: ['127.0.0.1'] },
       })
       const responses = {
-        200: await rawRequest(app.url, { method: 'GET', path: '/health', token: null }),
+        200: await rawRequest(app.url, { method: 'GET', path: '/health/live', token: null }),
         401: await rawRequest(app.url, { method: 'GET', path: '/tasks', token: null }),
         403: await rawRequest(app.url, { method: 'GET', path: '/tasks', headers: { 'x-forwarded-for': '203.0.113.9' } }),
         404: await rawRequest(app.url, { method: 'GET', path: '/tasks/0123456789ab' }),

@@ -82,7 +82,7 @@ for (const engine of testEngines()) {
       })
       expect(refused.status).toBe(403)
       expect(refused.json).toEqual(AGENT_FORBIDDEN)
-      expect((await rawRequest(f.app.url, { method: 'GET', path: '/health', token: null })).status).toBe(200)
+      expect((await rawRequest(f.app.url, { method: 'GET', path: '/health/live', token: null })).status).toBe(200)
     })
 
     // What the contract does not route is fail-closed, as Bernstein's own permission map is (§1.4): a method a

@@ -352,13 +352,21 @@ const serialiseRow = (row: unknown): string => JSON.stringify(row, (_k, v: unkno
  * repositories), so that a write anywhere, by anything, shows. SQLite: the data dir's file, read-only. PostgreSQL:
  * the server's private schema, found by a marker task created through the API.
  */
+/**
+ * Tables a dump leaves out: the replay cache of peer signatures records every signed request's nonce whatever its
+ * outcome (that is what refuses a replay), so it is not data a refusal may be said to have changed.
+ */
+const NOT_DUMPED = new Set(['peer_nonces'])
+
 export async function openStoreDump(app: TestApp): Promise<StoreDump> {
   if (app.engine === 'sqlite') {
     const db = new SQLite(join(app.dataDir, 'bernstein-a2a.sqlite'), { readonly: true, fileMustExist: true })
     return {
       dump: async () => {
         const tables = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]
-        return Object.fromEntries(tables.map(({ name }) => [name, db.prepare(`select * from "${name}"`).all().map(serialiseRow).sort()]))
+        return Object.fromEntries(
+          tables.filter(({ name }) => !NOT_DUMPED.has(name)).map(({ name }) => [name, db.prepare(`select * from "${name}"`).all().map(serialiseRow).sort()]),
+        )
       },
       close: async () => {
         db.close()
@@ -384,7 +392,7 @@ export async function openStoreDump(app: TestApp): Promise<StoreDump> {
         [inSchema],
       )
       const result: Record<string, string[]> = {}
-      for (const { table_name } of tables.rows)
+      for (const { table_name } of tables.rows.filter((t) => !NOT_DUMPED.has(t.table_name)))
         result[table_name] = (await client.query(`select * from "${inSchema}"."${table_name}"`)).rows.map(serialiseRow).sort()
       return result
     },

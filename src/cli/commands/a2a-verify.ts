@@ -19,7 +19,7 @@ import { keyFingerprint } from '../../crypto/fingerprint.js'
 import { decodeUtf8Strict } from '../../text/utf8.js'
 import { CliFailure } from '../failure.js'
 import { failedChecksLine, fail, printJson, printLines, uniqueChecks, wantsJson } from '../output.js'
-import { type PinWording, TRUST_CHECK, type Trust, firstUseWarning, notPinnedFailure, trustOnFirstUseOption } from '../trust.js'
+import { type PinWording, TRUST_CHECK, notPinnedFailure, printPassedVerdict, trustOnFirstUseOption } from '../trust.js'
 
 interface A2aVerifyOptions {
   receipt: string
@@ -130,28 +130,17 @@ async function verifyAction(opts: A2aVerifyOptions, cmd: Command): Promise<void>
     else printLines(`✗ A2A receipt ${opts.receipt} is NOT valid:`, ...failures.map((reason) => `  - ${reason}`), failedChecksLine(checks))
     return fail(1)
   }
-  const trust: Trust = pinned ? 'pinned' : 'first-use'
-  const warning = pinned ? null : firstUseWarning(PIN)
-  if (json) {
-    return printJson({
-      ok: true,
+  printPassedVerdict(json, pinned, PIN, {
+    fields: {
       task_id: receipt.task_id,
       entry_hash: receipt.entry_hash,
       content_hash: receipt.content_hash,
       kid: receipt.kid,
       verified_key_id: result.value.verifiedKeyId,
-      key_pinned: pinned,
-      trust,
-      ...(warning !== null && { warning }),
-    })
-  }
-  printLines(
-    `✓ A2A receipt ${opts.receipt} is valid`,
-    `  task: ${receipt.task_id}  kid: ${receipt.kid}`,
-    `  entry: ${receipt.entry_hash}`,
-    `  trust: ${trust}`,
-    ...(warning === null ? [] : [`  warning: ${warning}`]),
-  )
+    },
+    headline: `✓ A2A receipt ${opts.receipt} is valid`,
+    details: [`  task: ${receipt.task_id}  kid: ${receipt.kid}`, `  entry: ${receipt.entry_hash}`],
+  })
 }
 
 /** Registers `a2a verify`. */

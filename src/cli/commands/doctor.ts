@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { type Stats, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import type { Config } from '../../config.js'
@@ -27,7 +27,7 @@ const problem = (name: string, detail: string, fix: string): DoctorCheck => ({ n
 
 /** A private file or directory: exists, owned by this user, no group/other permission bits. */
 function privatePath(name: string, path: string, kind: 'file' | 'directory', wanted: number, missingFix: string): DoctorCheck {
-  let info
+  let info: Stats
   try {
     info = statSync(path)
   } catch {

@@ -53,6 +53,7 @@ function toWire(d: Delegation) {
     remote_a2a_task_id: d.remoteA2ATaskId,
     peer_issuer: d.peerIssuer,
     peer_fingerprint: d.peerFingerprint,
+    trust_level: d.trustLevel,
     attempts: d.attempts,
     last_error: d.lastError,
     hint: hintFor(d.lastError),
@@ -82,9 +83,14 @@ export function registerFederation(program: Command, cli: CliContext): void {
     .option('--require-cost-cap-usd <n>', "the peer's cost cap must not exceed this", usd)
     .option('--require-redaction-tier <tier>', 'minimum redaction tier (none < basic < standard < strict)')
     .option('--require-sandbox-profile <profile>', 'minimum sandbox profile (none < process < container < microvm)')
+    .option(
+      '--allow-unsigned-peer',
+      'delegate even if the peer cannot prove it holds its card key (Bernstein 3.x); the ledger records trust level card-only (BERNSTEIN_ALLOW_UNSIGNED_PEERS)',
+    )
     .action(
       async (
         opts: {
+          allowUnsignedPeer?: boolean
           peer: string
           peerToken?: string
           taskId: string
@@ -116,6 +122,7 @@ export function registerFederation(program: Command, cli: CliContext): void {
             ...(opts.message !== undefined && { message: opts.message }),
             ...(opts.role !== undefined && { role: opts.role }),
             trustedFingerprints: opts.trustedFingerprint,
+            ...(opts.allowUnsignedPeer === true && { allowUnsignedPeer: true }),
             requirements: {
               maxCostCapUsd: opts.requireCostCapUsd ?? Infinity,
               minRedactionTier: opts.requireRedactionTier ?? 'none',

@@ -20,7 +20,7 @@ import { writePrivateKeyFile } from '../../crypto/key-files.js'
 import { KeyRejected } from '../../crypto/key-rejected.js'
 import { CliFailure } from '../failure.js'
 import { failedChecksLine, fail, printJson, printLines, uniqueChecks, wantsJson } from '../output.js'
-import { type PinWording, TRUST_CHECK, type Trust, firstUseWarning, notPinnedFailure, trustOnFirstUseOption } from '../trust.js'
+import { type PinWording, TRUST_CHECK, notPinnedFailure, printPassedVerdict, trustOnFirstUseOption } from '../trust.js'
 
 const PIN: PinWording = { subject: 'card', pinWith: '--trusted-fingerprint' }
 
@@ -213,27 +213,11 @@ async function verifyCard(opts: VerifyOptions, json: boolean): Promise<void> {
   }
   const { card } = signed
   const pinned = trusted.length > 0
-  const trust: Trust = pinned ? 'pinned' : 'first-use'
-  const warning = pinned ? null : firstUseWarning(PIN)
-  if (json) {
-    return printJson({
-      ok: true,
-      issuer: card.issuer,
-      kid: card.kid,
-      fingerprint,
-      expires_at: card.expires_at,
-      key_pinned: pinned,
-      trust,
-      ...(warning !== null && { warning }),
-    })
-  }
-  printLines(
-    `✓ Capability card ${opts.card} is valid`,
-    `  issuer: ${card.issuer}  kid: ${card.kid}`,
-    `  fingerprint: ${fingerprint}`,
-    `  trust: ${trust}`,
-    ...(warning === null ? [] : [`  warning: ${warning}`]),
-  )
+  printPassedVerdict(json, pinned, PIN, {
+    fields: { issuer: card.issuer, kid: card.kid, fingerprint, expires_at: card.expires_at },
+    headline: `✓ Capability card ${opts.card} is valid`,
+    details: [`  issuer: ${card.issuer}  kid: ${card.kid}`, `  fingerprint: ${fingerprint}`],
+  })
 }
 
 /**

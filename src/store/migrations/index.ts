@@ -6,6 +6,9 @@ import { lineage } from './2026-11-30-003-lineage.js'
 import { nodeDocuments } from './2026-11-30-004-node-documents.js'
 import { federation } from './2026-11-30-005-federation.js'
 import { inboundSenderKey } from './2026-11-30-006-inbound-sender-key.js'
+import { rowCounts } from './2026-12-02-007-row-counts.js'
+import { peerSignatures } from './2026-12-02-008-peer-signatures.js'
+import { a2aV1 } from './2026-12-02-010-a2a-v1.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -18,6 +21,9 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '2026-11-30-004-node-documents': nodeDocuments,
         '2026-11-30-005-federation': federation,
         '2026-11-30-006-inbound-sender-key': inboundSenderKey(engine),
+        '2026-12-02-007-row-counts': rowCounts(engine),
+        '2026-12-02-008-peer-signatures': peerSignatures,
+        '2026-12-02-010-a2a-v1': a2aV1(engine),
       }
     },
   }

@@ -56,7 +56,7 @@ function applyText(text: string, mutation: TextMutation): string {
 /** Every path to a value inside the decoded file (object keys and array indices). */
 function paths(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
   const out: Array<Array<string | number>> = [prefix]
-  if (Array.isArray(value)) value.forEach((item, i) => out.push(...paths(item, [...prefix, i])))
+  if (Array.isArray(value)) for (const [i, item] of value.entries()) out.push(...paths(item, [...prefix, i]))
   else if (typeof value === 'object' && value !== null) {
     for (const [key, member] of Object.entries(value)) out.push(...paths(member, [...prefix, key]))
   }

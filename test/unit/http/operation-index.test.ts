@@ -25,17 +25,18 @@ const previousRules = {
   isPublicPath(path: string): boolean {
     const p = previousRules.strip(path)
     return (
-      ['/', '/health', '/health/ready', '/health/live', '/ready', '/alive', '/docs', '/openapi.json', '/openapi.yaml'].includes(p) ||
+      ['/', '/health/ready', '/health/live', '/ready', '/alive', '/docs', '/openapi.json', '/openapi.yaml'].includes(p) ||
       p.startsWith('/.well-known/') ||
       p.startsWith('/docs/')
     )
   },
-  isNodeWide: (p: string): boolean => p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics',
+  // The health summary is node-wide and read like the metrics since issue 26 (the probes stay public).
+  isNodeWide: (p: string): boolean => p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics' || p === '/health',
   requiresOperator: (method: string, p: string): boolean =>
     previousRules.isNodeWide(p) || (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')),
   isHealthOrDiscovery(path: string): boolean {
     const p = previousRules.strip(path)
-    return p === '/health' || p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
+    return p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
   },
   isDocsPath: (path: string): boolean => path === '/docs' || path.startsWith('/docs/'),
   v0Paths: ['/a2a/v0/tasks', '/api/v1/a2a/v0/tasks'],
@@ -87,7 +88,7 @@ describe('the operation index of openapi.yaml', () => {
         public: open,
         refusals: {
           anonymous: !open,
-          metrics: !open && !(template === '/metrics' && method === 'GET'),
+          metrics: !open && !(['/metrics', '/health'].includes(p) && method === 'GET'),
           agent: !open && previousRules.requiresOperator(method, p),
           boundOperator: !open && previousRules.isNodeWide(p),
         },
@@ -142,6 +143,7 @@ describe('requests the contract has no operation for', () => {
     allowlistExempt: false,
     body,
     headers: 'api',
+    errorFormat: 'detail',
   })
   it.each([
     // Fail-closed: a token not bound to a tenant, the bucket of the method, no allowlist exemption.
@@ -154,7 +156,7 @@ describe('requests the contract has no operation for', () => {
     // A path whose operations are all public, exempt or unlimited stays so for its 405.
     [
       'an undocumented method of a health probe',
-      { given: ['CONNECT', '/health'], want: { ...closed('default_read', 'none'), public: true, allowlistExempt: true, rateLimitBucket: null } },
+      { given: ['CONNECT', '/health/live'], want: { ...closed('default_read', 'none'), public: true, allowlistExempt: true, rateLimitBucket: null } },
     ],
     ['an undocumented method of a public page', { given: ['POST', '/openapi.json'], want: { ...closed('default_write', 'json'), public: true } }],
     [

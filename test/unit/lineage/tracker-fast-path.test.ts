@@ -91,7 +91,7 @@ function resign(line: string, prevEntryHash?: string): string {
 /** The entry_hash of a line as the reference path reads it, for relinking the next line. */
 function entryHashOf(line: string): string | undefined {
   const parsed = parseTrackerLine(line, 1)
-  return parsed !== null && parsed.ok ? parsed.value.entry_hash : undefined
+  return parsed?.ok ? parsed.value.entry_hash : undefined
 }
 
 function hex4(code: number, upper: boolean): string {

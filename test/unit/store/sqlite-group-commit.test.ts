@@ -34,7 +34,14 @@ describe('SqliteGroupCommit', () => {
       if (text === 'commit') commits++
       return original(text)
     }) as typeof raw.prepare
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => group.run(async (trx) => (await insert(trx, `item-${i}`), i * 2))))
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        group.run(async (trx) => {
+          await insert(trx, `item-${i}`)
+          return i * 2
+        }),
+      ),
+    )
     expect(results).toEqual(Array.from({ length: 10 }, (_, i) => i * 2))
     expect(labels(raw)).toEqual(Array.from({ length: 10 }, (_, i) => `item-${i}`))
     expect(commits).toBe(1)

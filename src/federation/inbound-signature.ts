@@ -1,0 +1,88 @@
+import { publicKeyFromPem } from '../crypto/ed25519.js'
+import { AppError } from '../errors.js'
+import type { Clock } from '../runtime.js'
+import type { Store } from '../store/store.js'
+import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
+import { type PinnedPeerKey, pinnedPeerKey, verifyPeerRequest } from './peer-signature.js'
+
+export interface InboundSignatureOptions {
+  /** Refuse deliveries without a signature (default: on when the node pins peers, BERNSTEIN_REQUIRE_PEER_SIGNATURE). */
+  readonly requireSignature: boolean
+  /** How far `created` may be from now, either side, in seconds. */
+  readonly windowSeconds: number
+  /**
+   * The base URL requests are addressed to (BERNSTEIN_PUBLIC_BASE_URL when set): the signed `@target-uri` must be this
+   * plus the path. Null: the scheme and `Host` the request arrived with.
+   */
+  readonly targetBase: string | null
+}
+
+/** Stable reasons of a 401 for a delivery whose sender did not prove it holds its card key. */
+export type PeerSignatureRefusal = 'peer_signature_required' | 'peer_signature_invalid' | 'peer_signature_stale' | 'peer_signature_replayed'
+
+const refused = (reason: PeerSignatureRefusal, detail: string): AppError =>
+  new AppError('unauthenticated', detail, { extra: { reason }, headers: { 'WWW-Authenticate': 'Bearer realm="bernstein-a2a"' } })
+
+/**
+ * The first check of an inbound delegation: the request must be signed (RFC 9421) by the key of the capability card
+ * it carries (the card gate after it checks that card's own signature and that its key is pinned), over its method, target URI and exact body, `created` within the window, and its
+ * nonce never seen before for that key (the replay cache is in the database, so every replica shares it). Only then
+ * do the card, policy and lineage checks read the body. A refusal is a 401 with a stable `reason`; nothing is
+ * created. Unlike the other gates this one writes: recording the nonce is what makes a replay fail.
+ */
+export class InboundSignatureGate implements InboundGate {
+  readonly #options: InboundSignatureOptions
+  readonly #deps: { readonly store: Store; readonly clock: Clock }
+
+  constructor(options: InboundSignatureOptions, deps: { readonly store: Store; readonly clock: Clock }) {
+    this.#options = options
+    this.#deps = deps
+  }
+
+  async check(request: InboundTaskRequest): Promise<InboundGateResult> {
+    const transport = request.transport
+    const signed = transport !== undefined && ('signature-input' in transport.headers || 'signature' in transport.headers)
+    if (!signed) {
+      if (!this.#options.requireSignature) return {}
+      throw refused(
+        'peer_signature_required',
+        'this node only accepts deliveries signed by the sender capability card key: Signature-Input and Signature (RFC 9421, label "peer") are missing',
+      )
+    }
+    const key = senderCardKey(request)
+    const base = this.#options.targetBase ?? transport.origin
+    const verdict = await verifyPeerRequest(key, this.#deps.clock, this.#options.windowSeconds, {
+      method: transport.method,
+      url: base + transport.path,
+      headers: transport.headers,
+      body: request.raw,
+    })
+    if (!verdict.ok) {
+      if (verdict.code === 'missing') throw refused('peer_signature_required', `no signature labelled "peer": ${verdict.detail}`)
+      if (verdict.code === 'stale') throw refused('peer_signature_stale', verdict.detail)
+      throw refused('peer_signature_invalid', `the delivery's signature by ${key.keyid} does not verify: ${verdict.detail}`)
+    }
+    const now = this.#deps.clock.now()
+    const fresh = await this.#deps.store.repos.peerNonces.recordIfNew(
+      key.keyid,
+      verdict.value.nonce,
+      now,
+      verdict.value.created + this.#options.windowSeconds + 1,
+    )
+    if (!fresh) throw refused('peer_signature_replayed', 'this signature nonce was already used: a delivery is never accepted twice')
+    return {}
+  }
+}
+
+/** The public key of the capability card the sender carries (its signature is the card gate's to check). */
+function senderCardKey(request: InboundTaskRequest): PinnedPeerKey {
+  const card = request.senderRaw['capability_card']
+  const body = typeof card === 'object' && card !== null ? (card as Record<string, unknown>)['card'] : undefined
+  const pem = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['public_key_pem'] : undefined
+  if (typeof pem !== 'string') throw refused('peer_signature_invalid', 'a signed delivery must carry the sender capability card whose key signed it')
+  try {
+    return pinnedPeerKey(publicKeyFromPem(pem))
+  } catch {
+    throw refused('peer_signature_invalid', "the sender capability card's public_key_pem is not an Ed25519 public key")
+  }
+}
