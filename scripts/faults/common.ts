@@ -92,18 +92,19 @@ export async function call(
   method: string,
   path: string,
   body?: unknown,
-  options: { timeoutMs?: number; token?: string | null; headers?: Record<string, string> } = {},
+  options: { timeoutMs?: number; token?: string | null; headers?: Record<string, string>; raw?: string } = {},
 ): Promise<Answer> {
   const sentAt = performance.now()
   const headers: Record<string, string> = { connection: 'close', ...options.headers }
   const token = options.token === undefined ? OPERATOR : options.token
   if (token !== null) headers['authorization'] = `Bearer ${token}`
-  if (body !== undefined) headers['content-type'] = 'application/json'
+  const payload = options.raw ?? (body === undefined ? undefined : JSON.stringify(body))
+  if (payload !== undefined) headers['content-type'] = 'application/json'
   try {
     const res = await fetch(base + path, {
       method,
       headers,
-      ...(body !== undefined && { body: JSON.stringify(body) }),
+      ...(payload !== undefined && { body: payload }),
       signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
     })
     const text = await res.text()

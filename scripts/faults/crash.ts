@@ -10,8 +10,11 @@
 import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
+import { signPeerRequest } from '../../src/federation/peer-signature.js'
+import { systemClock } from '../../src/runtime.js'
 import type { ServerProcess } from '../../test/helpers/cli.js'
 import {
+  type Answer,
   type FaultEngine,
   type ScenarioOptions,
   type ScenarioReport,
@@ -38,8 +41,8 @@ const TRANSITION: Record<number, { path: string; body: unknown }> = {
   3: { path: 'complete', body: { result_summary: 'done under fire' } },
 }
 
-/** The pinned peer whose v0 deliveries the node accepts. */
-async function peer(): Promise<{ fingerprint: string; sender: Record<string, unknown> }> {
+/** The pinned peer whose v0 deliveries the node accepts, and how it delivers: signed with its card key (RFC 9421). */
+async function peer(): Promise<{ fingerprint: string; deliver: (url: string, task: Record<string, unknown>) => Promise<Answer> }> {
   const key = generateEd25519KeyPair()
   const card = await issueCapabilityCard({
     issuer: 'faultpeer',
@@ -50,9 +53,15 @@ async function peer(): Promise<{ fingerprint: string; sender: Record<string, unk
     privateKey: key.privateKey,
     now: Date.now() / 1000 - 60,
   })
+  const sender = { name: 'faultpeer', description: '', capabilities: ['task_orchestration'], endpoint: 'http://faultpeer.test', capability_card: card }
+  const signer = { keyid: keyFingerprint(key.publicKey), privateKey: key.privateKey }
   return {
-    fingerprint: keyFingerprint(key.publicKey),
-    sender: { name: 'faultpeer', description: '', capabilities: ['task_orchestration'], endpoint: 'http://faultpeer.test', capability_card: card },
+    fingerprint: signer.keyid,
+    async deliver(url, task) {
+      const raw = JSON.stringify({ sender, task })
+      const headers = await signPeerRequest(signer, systemClock, { method: 'POST', url: `${url}/a2a/v0/tasks`, headers: {}, body: raw })
+      return call(url, 'POST', '/a2a/v0/tasks', undefined, { raw, headers })
+    },
   }
 }
 
@@ -74,7 +83,7 @@ async function mixedLoad(
   acked: Acknowledged,
   random: () => number,
   workers: number,
-  sender: unknown,
+  deliver: (url: string, task: Record<string, unknown>) => Promise<Answer>,
   runTag: string,
   stopped: () => boolean,
 ): Promise<LoadStats> {
@@ -128,11 +137,11 @@ async function mixedLoad(
         } else note(r.status, r.error, 'artifact')
       } else {
         const remoteId = `remote-${runTag}-${w}-${i}`
-        const body = { sender, task: { id: remoteId, message: `delegated ${remoteId}`, role: 'backend' } }
-        const r = await call(url, 'POST', '/a2a/v0/tasks', body)
+        const task = { id: remoteId, message: `delegated ${remoteId}`, role: 'backend' }
+        const r = await deliver(url, task)
         if (r.status === 202) {
           const accepted = r.json as { task_id: string; a2a_task_id: string }
-          acked.deliveries.set(remoteId, { body, taskId: accepted.task_id, a2aTaskId: accepted.a2a_task_id })
+          acked.deliveries.set(remoteId, { redeliver: (at) => deliver(at, task), taskId: accepted.task_id, a2aTaskId: accepted.a2a_task_id })
           stats.acknowledged++
         } else note(r.status, r.error, 'delivery')
       }
@@ -153,7 +162,7 @@ export async function crashPoints(engine: FaultEngine, options: CrashOptions): P
   const random = seededRandom(options.seed)
   report.figures.push(['seed', options.seed])
   const storage = await createStorage(engine)
-  const { fingerprint, sender } = await peer()
+  const { fingerprint, deliver } = await peer()
   const env = { BERNSTEIN_TRUSTED_PEER_FINGERPRINTS: fingerprint }
   const acked = emptyAcknowledged()
   let server: ServerProcess | undefined
@@ -166,7 +175,7 @@ export async function crashPoints(engine: FaultEngine, options: CrashOptions): P
       const before = acknowledgedWrites(acked)
       // The kill lands a seeded while after the load has been acknowledged something.
       const delayMs = (options.quick ? 300 : 500) + Math.floor(random() * (options.quick ? 1200 : 4000))
-      const load = mixedLoad(current.url, acked, random, workers, sender, `r${run}`, () => killed)
+      const load = mixedLoad(current.url, acked, random, workers, deliver, `r${run}`, () => killed)
       const warm = await eventually(async () => acknowledgedWrites(acked) - before >= workers, 60_000, 20)
       check(report, warm, `run ${run}: the load got nothing acknowledged within 60 s`)
       await sleep(delayMs)

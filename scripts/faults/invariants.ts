@@ -12,7 +12,7 @@ import { TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
 import { readAuditKey } from '../../src/lineage/audit-key.js'
 import { verifySpine } from '../../src/lineage/spine.js'
 import { TASK_STATUSES } from '../../src/tasks/task.js'
-import { type ScenarioReport, type Storage, call, check } from './common.js'
+import { type Answer, type ScenarioReport, type Storage, call, check } from './common.js'
 
 /** The path every task of the mixed load walks, one transition (one version) per step. */
 export const TASK_PATH = ['open', 'claimed', 'in_progress', 'done'] as const
@@ -34,8 +34,8 @@ export interface Acknowledged {
   /** A2A sends: id → what the 201 said. */
   readonly sends: Map<string, { bernsteinTaskId: string; message: string; entryHash: string }>
   readonly artifacts: { a2aId: string; name: string }[]
-  /** v0 deliveries: the remote id → the body sent and what the 202 said. */
-  readonly deliveries: Map<string, { body: unknown; taskId: string; a2aTaskId: string }>
+  /** v0 deliveries: the remote id → how to deliver the same body again (signed afresh) and what the 202 said. */
+  readonly deliveries: Map<string, { redeliver: (url: string) => Promise<Answer>; taskId: string; a2aTaskId: string }>
 }
 
 export function emptyAcknowledged(): Acknowledged {
@@ -117,7 +117,7 @@ export async function checkInvariants(url: string, storage: Storage, acked: Ackn
   }
   // Deliveries: the A2A task is there, and the same body again is the first acceptance, not a new delegation.
   for (const [remoteId, delivery] of acked.deliveries) {
-    const again = await call(url, 'POST', '/a2a/v0/tasks', delivery.body)
+    const again = await delivery.redeliver(url)
     const body = again.json as { task_id?: string; a2a_task_id?: string }
     if (
       again.status === 202 &&
