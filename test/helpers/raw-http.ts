@@ -169,6 +169,11 @@ export class RawConnection {
     this.socket.destroy()
   }
 
+  /** Stops reading: what the server sends (its FIN included) stays unread, and this side never closes by itself. */
+  pause(): void {
+    this.socket.pause()
+  }
+
   private wake(): void {
     const waiting = this.waiting
     this.waiting = null

@@ -105,12 +105,15 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
   }
 }
 
-export type ProxyMode = 'forward' | 'refuse' | 'blackhole'
+export type ProxyMode = 'forward' | 'refuse' | 'blackhole' | 'stall'
 
 /**
  * A loopback TCP proxy in front of PostgreSQL that can simulate outages: `refuse` closes every connection and
- * the listening port (connects fail at once), `blackhole` accepts connections but never answers (connects and
- * queries hang until the client's own timeouts), `forward` passes bytes through.
+ * the listening port (connects fail at once, open connections are reset), `blackhole` accepts connections but never
+ * answers (connects and queries hang until the client's own timeouts), `stall` keeps every connection open and
+ * accepts new ones but lets no byte through in either direction (a network path that stops: the database never sees
+ * the query, so its statement timeout cannot fire), `forward` passes bytes through. From `stall`, `forward` delivers
+ * what was held, in order, on the same connections (the path recovers); every other change starts afresh.
  */
 export class TcpProxy {
   readonly #target: { host: string; port: number }
@@ -118,6 +121,8 @@ export class TcpProxy {
   readonly #sockets = new Set<Socket>()
   #port = 0
   #mode: ProxyMode = 'refuse'
+  /** Writes held back while stalled, in arrival order. */
+  #held: (() => void)[] = []
 
   constructor(target: { host: string; port: number }) {
     this.#target = target
@@ -132,6 +137,12 @@ export class TcpProxy {
   }
 
   async set(mode: ProxyMode): Promise<void> {
+    const relaying = (m: ProxyMode): boolean => m === 'forward' || m === 'stall'
+    if (this.#server && relaying(this.#mode) && relaying(mode)) {
+      this.#mode = mode
+      if (mode === 'forward') for (const write of this.#held.splice(0)) write()
+      return
+    }
     await this.#close()
     this.#mode = mode
     if (mode === 'refuse') return
@@ -140,8 +151,14 @@ export class TcpProxy {
       if (mode === 'blackhole') return
       const upstream = tcpConnect(this.#target.port, this.#target.host)
       this.#track(upstream)
-      client.pipe(upstream)
-      upstream.pipe(client)
+      const relay = (from: Socket, to: Socket): void => {
+        from.on('data', (chunk: Buffer) => {
+          if (this.#mode === 'stall') this.#held.push(() => to.write(chunk))
+          else to.write(chunk)
+        })
+      }
+      relay(client, upstream)
+      relay(upstream, client)
       // Either side closing closes the other, as a dead network path would.
       client.on('close', () => upstream.destroy())
       upstream.on('close', () => client.destroy())
@@ -164,6 +181,7 @@ export class TcpProxy {
   async #close(): Promise<void> {
     const server = this.#server
     this.#server = null
+    this.#held = []
     for (const socket of this.#sockets) socket.destroy()
     this.#sockets.clear()
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()))

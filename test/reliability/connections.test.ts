@@ -127,6 +127,26 @@ describe('connection discipline (serve)', () => {
     expect(served).toBe(true)
   }, 60_000)
 
+  it('a client that never reads its 408 does not keep its connection: the slot is free again for others', async () => {
+    // Both slots taken by clients that send part of a header block and then neither read nor close. The server
+    // answers each 408 and sends its FIN; it must not wait for theirs (it used to, holding the descriptor and the
+    // place under the cap for as long as the client stayed: one cap's worth of such clients refused everyone).
+    const url = await start({ BERNSTEIN_MAX_CONNECTIONS: '2', BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS: '500' })
+    for (const c of [await connect(url), await connect(url)]) {
+      c.pause()
+      c.write('GET /health/live HTTP/1.1\r\nHost: x\r\n')
+    }
+    let served = false
+    for (let attempt = 0; attempt < 100 && !served; attempt++) {
+      await new Promise((r) => setTimeout(r, 200))
+      served = await live(await connect(url)).then(
+        (line) => line === 'HTTP/1.1 200 OK',
+        () => false,
+      )
+    }
+    expect(served).toBe(true)
+  }, 60_000)
+
   it('BERNSTEIN_MAX_CONNECTIONS: one connection more is closed unanswered', async () => {
     const url = await start({ BERNSTEIN_MAX_CONNECTIONS: '2' })
     const [a, b] = [await connect(url), await connect(url)]

@@ -1,0 +1,149 @@
+/**
+ * The soak (`npm run faults -- --soak`, not in CI): an hour (`--soak-seconds`) at half the sustainable send rate with
+ * a mix of operations (creations and lifecycle transitions, sends, artifacts, reads). Compares the first minute with
+ * the last: resident memory and the p99 of the answers must stay within 1.2× (p99 with a 20 ms floor, below which a
+ * shared machine's noise dominates), and the time to verify the tracker-audit chain must stay linear in its length
+ * (time per entry at the end within 2× of the first measurement). Everything acknowledged must be there at the end.
+ *
+ * @module
+ */
+import type { ServerProcess } from '../../test/helpers/cli.js'
+import {
+  type Answer,
+  type FaultEngine,
+  type ScenarioOptions,
+  type ScenarioReport,
+  call,
+  check,
+  createStorage,
+  ms,
+  newReport,
+  processUsage,
+  quantile,
+  serve,
+  sleep,
+} from './common.js'
+import { TASK_PATH, type TrackedTask, checkInvariants, emptyAcknowledged } from './invariants.js'
+
+const STEPS = [
+  { path: 'claim', body: { agent_id: 'soak' } },
+  { path: 'progress', body: { message: 'soaking', percent: 50 } },
+  { path: 'complete', body: { result_summary: 'soaked' } },
+]
+
+export async function soak(engine: FaultEngine, options: ScenarioOptions & { seconds: number }): Promise<ScenarioReport> {
+  const report = newReport('soak: half the sustainable rate, memory, p99 and chain verification over time', engine)
+  const storage = await createStorage(engine)
+  let server: ServerProcess | undefined
+  const acked = emptyAcknowledged()
+  try {
+    server = await serve(storage)
+    const url = server.url
+    const pid = server.child.pid as number
+    // The sustainable rate: four clients back to back for 10 s.
+    let sent = 0
+    const until = performance.now() + 10_000
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (performance.now() < until) if ((await call(url, 'POST', '/a2a/tasks/send', { sender: 'soak', message: `rate ${sent}` })).status === 201) sent++
+      }),
+    )
+    const rate = Math.max(1, sent / 10 / 2)
+    report.figures.push(['rate', `sustainable ${(sent / 10).toFixed(0)} sends/s; soaking at ${rate.toFixed(0)} operations/s for ${options.seconds} s`])
+
+    const minutes: { answers: Answer[]; rssKb: number }[] = []
+    const verifyTimes: { entries: number; ms: number }[] = []
+    const measureVerify = async (): Promise<void> => {
+      const v = await call(url, 'GET', '/lineage/tracker-audit/verify', undefined, { timeoutMs: 600_000 })
+      const body = v.json as { ok: boolean; entries: number }
+      check(report, v.status === 200 && body.ok, `the chain did not verify: ${v.status} ${JSON.stringify(v.json)}`)
+      verifyTimes.push({ entries: body.entries, ms: v.ms })
+    }
+    await measureVerify()
+    const tasks: TrackedTask[] = []
+    const sends: string[] = []
+    const started = performance.now()
+    let n = 0
+    const inFlight = new Set<Promise<void>>()
+    while (performance.now() - started < options.seconds * 1000) {
+      const minute = Math.floor((performance.now() - started) / 60_000)
+      while (minutes.length <= minute) {
+        minutes.push({ answers: [], rssKb: processUsage(pid).rssKb })
+        if (minutes.length % 10 === 0) await measureVerify()
+        options.log?.(`minute ${minutes.length}: ${Math.round(processUsage(pid).rssKb / 1024)} MB resident`)
+      }
+      const due = Math.floor(((performance.now() - started) / 1000) * rate)
+      while (n < due) {
+        const i = n++
+        const op = async (): Promise<void> => {
+          const bucket = minutes[minutes.length - 1] as { answers: Answer[] }
+          const roll = i % 10
+          let r: Answer
+          const movable = tasks.filter((t) => t.sentVersion === t.ackedVersion && t.ackedVersion < TASK_PATH.length)
+          if (roll < 3 || movable.length === 0) {
+            r = await call(url, 'POST', '/tasks', { title: `soak ${i}`, role: 'soak' })
+            if (r.status === 201) {
+              const t = { id: (r.json as { id: string }).id, linked: false, ackedVersion: 1, sentVersion: 1 }
+              tasks.push(t)
+              acked.tasks.set(t.id, t)
+            }
+          } else if (roll < 6) {
+            const t = movable[i % movable.length] as TrackedTask
+            const step = STEPS[t.ackedVersion - 1] as { path: string; body: unknown }
+            t.sentVersion = t.ackedVersion + 1
+            r = await call(url, 'POST', `/tasks/${t.id}/${step.path}`, step.body)
+            if (r.status === 200) t.ackedVersion = t.sentVersion
+          } else if (roll < 8) {
+            const message = `soak send ${i}`
+            r = await call(url, 'POST', '/a2a/tasks/send', { sender: 'soak', message })
+            if (r.status === 201) {
+              const body = r.json as { id: string; bernstein_task_id: string; receipt: { entry_hash: string } }
+              acked.sends.set(body.id, { bernsteinTaskId: body.bernstein_task_id, message, entryHash: body.receipt.entry_hash })
+              sends.push(body.id)
+            }
+          } else if (roll < 9 && sends.length > 0) {
+            const a2aId = sends[i % sends.length] as string
+            const name = `soak-${i}.txt`
+            r = await call(url, 'POST', `/a2a/tasks/${a2aId}/artifacts`, { name, data: 'x'.repeat(200) })
+            if (r.status === 201) acked.artifacts.push({ a2aId, name })
+          } else {
+            r = await call(url, 'GET', '/tasks?limit=20')
+          }
+          bucket.answers.push(r)
+          if (r.status >= 500 || r.status === 0) report.failures.push(`operation ${i}: ${r.status} ${r.error ?? JSON.stringify(r.json)}`.slice(0, 300))
+        }
+        const p = op().finally(() => inFlight.delete(p))
+        inFlight.add(p)
+      }
+      await sleep(10)
+    }
+    await Promise.all(inFlight)
+    await measureVerify()
+    const first = minutes[0] as { answers: Answer[]; rssKb: number }
+    const last = minutes[minutes.length - 1] as { answers: Answer[]; rssKb: number }
+    const lastRss = processUsage(pid).rssKb
+    const p99 = (m: { answers: Answer[] }): number =>
+      quantile(
+        m.answers.map((a) => a.ms),
+        0.99,
+      )
+    report.figures.push(['resident memory', `first minute ${Math.round(first.rssKb / 1024)} MB, at the end ${Math.round(lastRss / 1024)} MB`])
+    report.figures.push(['p99', `first minute ${ms(p99(first))}, last minute ${ms(p99(last))}`])
+    report.figures.push(['chain verification', verifyTimes.map((v) => `${v.entries} entries ${ms(v.ms)}`).join(', ')])
+    if (minutes.length >= 2) {
+      check(report, lastRss <= first.rssKb * 1.2, `resident memory grew from ${first.rssKb} kB to ${lastRss} kB (over 1.2×)`)
+      check(report, Math.max(p99(last), 20) <= Math.max(p99(first), 20) * 1.2, `p99 grew from ${ms(p99(first))} to ${ms(p99(last))} (over 1.2×)`)
+    }
+    const perEntry = verifyTimes.filter((v) => v.entries >= 1000).map((v) => v.ms / v.entries)
+    if (perEntry.length >= 2) {
+      check(report, (perEntry[perEntry.length - 1] as number) <= (perEntry[0] as number) * 2, 'chain verification time grew faster than the chain')
+    }
+    if (report.failures.length > 20) report.failures.splice(20, report.failures.length - 20, `… and more`)
+    const counts = await checkInvariants(url, storage, acked, report, 'after the soak')
+    report.figures.push(['acknowledged', `${counts.acknowledged} / found ${counts.found} / lost ${counts.lost}`])
+  } finally {
+    await server?.stop('SIGKILL')
+    await storage.cleanup()
+  }
+  return report
+}
