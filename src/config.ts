@@ -62,6 +62,11 @@ export interface Config {
   readonly peerTokens: Readonly<Record<string, string>>
   /** How often the server follows delegated tasks; 0 disables the loop (`federation sync` still works). */
   readonly federationPollMs: number
+  /**
+   * The longest a blocking A2A v1.0 SendMessage waits for its task to finish or be interrupted before answering it
+   * as it stands; the request deadline of the operations that wait (`x-waits`) is extended by it.
+   */
+  readonly a2aBlockingTimeoutMs: number
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -286,6 +291,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     peerToken: env['BERNSTEIN_PEER_TOKEN']?.trim() || null,
     peerTokens: Object.freeze(peerTokenMap(env)),
     federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000),
+    a2aBlockingTimeoutMs: bounded(env, 'BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS', 30_000, 0, 600_000),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),

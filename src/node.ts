@@ -137,6 +137,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       health: { readinessCacheMs: config.readinessCacheMs },
       inboundTrust: { trustedPeerFingerprints: config.trustedPeerFingerprints, requirements: config.peerRequirements, strictLineage: config.lineageStrict },
       federation: { peerToken: peerTokenResolver(config, options.peerToken ?? null) },
+      a2aV1: { blockingTimeoutMs: config.a2aBlockingTimeoutMs },
     })
     return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, close: () => store.close() }
   } catch (error) {
