@@ -205,8 +205,9 @@ export interface paths {
          * A2A v1.0 SendMessage (HTTP+JSON)
          * @description Creates an A2A task from the message (the same pair of A2A task and Bernstein task as `/a2a/tasks/send`,
          *     attested and chained), or continues the task its `taskId` names. Blocking by default: the answer waits until
-         *     the task is terminal or interrupted (input or auth required), at most the node's bound (30 s by
-         *     default), then gives the task as it stands; with
+         *     the task is terminal or interrupted (input or auth required), at most the node's bound
+         *     (`BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS`, 30 s by default; the request deadline of this operation includes it:
+         *     `x-waits`), then gives the task as it stands; with
          *     `configuration.returnImmediately` it answers at once. The acceptance receipt is in the task's `metadata`
          *     under `bernstein.receipt`.
          */
