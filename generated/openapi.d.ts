@@ -3051,7 +3051,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tasks": [],
+                     *       "nextPageToken": "",
+                     *       "pageSize": 50,
+                     *       "totalSize": 0
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1ListTasksResponse"];
+                    /**
+                     * @example {
+                     *       "tasks": [],
+                     *       "nextPageToken": "",
+                     *       "pageSize": 50,
+                     *       "totalSize": 0
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1ListTasksResponse"];
                 };
             };
@@ -3090,7 +3106,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7febbefec6de",
+                     *       "contextId": "7febbefec6de",
+                     *       "status": {
+                     *         "state": "TASK_STATE_SUBMITTED",
+                     *         "timestamp": "2026-12-01T12:00:00.000Z"
+                     *       },
+                     *       "history": [
+                     *         {
+                     *           "messageId": "m-1",
+                     *           "role": "ROLE_USER",
+                     *           "parts": [
+                     *             {
+                     *               "text": "Add a health endpoint"
+                     *             }
+                     *           ],
+                     *           "taskId": "7febbefec6de",
+                     *           "contextId": "7febbefec6de"
+                     *         }
+                     *       ],
+                     *       "metadata": {
+                     *         "bernstein.task_id": "0d4f3c2b1a90",
+                     *         "bernstein.receipt": null,
+                     *         "bernstein.attestation": "none"
+                     *       }
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1Task"];
+                    /**
+                     * @example {
+                     *       "id": "7febbefec6de",
+                     *       "contextId": "7febbefec6de",
+                     *       "status": {
+                     *         "state": "TASK_STATE_SUBMITTED",
+                     *         "timestamp": "2026-12-01T12:00:00.000Z"
+                     *       },
+                     *       "history": [
+                     *         {
+                     *           "messageId": "m-1",
+                     *           "role": "ROLE_USER",
+                     *           "parts": [
+                     *             {
+                     *               "text": "Add a health endpoint"
+                     *             }
+                     *           ],
+                     *           "taskId": "7febbefec6de",
+                     *           "contextId": "7febbefec6de"
+                     *         }
+                     *       ],
+                     *       "metadata": {
+                     *         "bernstein.task_id": "0d4f3c2b1a90",
+                     *         "bernstein.receipt": null,
+                     *         "bernstein.attestation": "none"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1Task"];
                 };
             };
