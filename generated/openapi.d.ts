@@ -205,8 +205,9 @@ export interface paths {
          * A2A v1.0 SendMessage (HTTP+JSON)
          * @description Creates an A2A task from the message (the same pair of A2A task and Bernstein task as `/a2a/tasks/send`,
          *     attested and chained), or continues the task its `taskId` names. Blocking by default: the answer waits until
-         *     the task is terminal or interrupted (input or auth required), at most the node's bound (30 s by
-         *     default), then gives the task as it stands; with
+         *     the task is terminal or interrupted (input or auth required), at most the node's bound
+         *     (`BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS`, 30 s by default; the request deadline of this operation includes it:
+         *     `x-waits`), then gives the task as it stands; with
          *     `configuration.returnImmediately` it answers at once. The acceptance receipt is in the task's `metadata`
          *     under `bernstein.receipt`.
          */
@@ -3079,7 +3080,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tasks": [],
+                     *       "nextPageToken": "",
+                     *       "pageSize": 50,
+                     *       "totalSize": 0
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1ListTasksResponse"];
+                    /**
+                     * @example {
+                     *       "tasks": [],
+                     *       "nextPageToken": "",
+                     *       "pageSize": 50,
+                     *       "totalSize": 0
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1ListTasksResponse"];
                 };
             };
@@ -3118,7 +3135,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7febbefec6de",
+                     *       "contextId": "7febbefec6de",
+                     *       "status": {
+                     *         "state": "TASK_STATE_SUBMITTED",
+                     *         "timestamp": "2026-12-01T12:00:00.000Z"
+                     *       },
+                     *       "history": [
+                     *         {
+                     *           "messageId": "m-1",
+                     *           "role": "ROLE_USER",
+                     *           "parts": [
+                     *             {
+                     *               "text": "Add a health endpoint"
+                     *             }
+                     *           ],
+                     *           "taskId": "7febbefec6de",
+                     *           "contextId": "7febbefec6de"
+                     *         }
+                     *       ],
+                     *       "metadata": {
+                     *         "bernstein.task_id": "0d4f3c2b1a90",
+                     *         "bernstein.receipt": null,
+                     *         "bernstein.attestation": "none"
+                     *       }
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1Task"];
+                    /**
+                     * @example {
+                     *       "id": "7febbefec6de",
+                     *       "contextId": "7febbefec6de",
+                     *       "status": {
+                     *         "state": "TASK_STATE_SUBMITTED",
+                     *         "timestamp": "2026-12-01T12:00:00.000Z"
+                     *       },
+                     *       "history": [
+                     *         {
+                     *           "messageId": "m-1",
+                     *           "role": "ROLE_USER",
+                     *           "parts": [
+                     *             {
+                     *               "text": "Add a health endpoint"
+                     *             }
+                     *           ],
+                     *           "taskId": "7febbefec6de",
+                     *           "contextId": "7febbefec6de"
+                     *         }
+                     *       ],
+                     *       "metadata": {
+                     *         "bernstein.task_id": "0d4f3c2b1a90",
+                     *         "bernstein.receipt": null,
+                     *         "bernstein.attestation": "none"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1Task"];
                 };
             };

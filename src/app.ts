@@ -187,18 +187,17 @@ export function createApp(deps: AppDeps): App {
   // After the validator, which coerces query integers to numbers without checking that they stayed exact.
   app.use(rejectInexactQueryIntegers())
 
-  app.use(admission.deadline())
+  const problems = problemHandler({
+    log: (error, context) => logger.error({ err: error, ...context }, 'request failed'),
+    // The A2A v1.0 operations answer errors in their binding's dialect (their x-error-format).
+    formats: { 'a2a-jsonrpc': renderA2AError, 'a2a-rest': renderA2AError },
+  })
+  app.use(admission.deadline(problems))
   app.use(operationDispatcher(handlers))
   app.use(() => {
     throw new AppError('not_found', 'Not Found')
   })
-  app.use(
-    problemHandler({
-      log: (error, context) => logger.error({ err: error, ...context }, 'request failed'),
-      // The A2A v1.0 operations answer errors in their binding's dialect (their x-error-format).
-      formats: { 'a2a-jsonrpc': renderA2AError, 'a2a-rest': renderA2AError },
-    }),
-  )
+  app.use(problems)
   // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
   // must still end as the contract's 500, never as Express's HTML page with a stack trace.
   app.use(lastResortErrorHandler(logger))

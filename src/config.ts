@@ -75,6 +75,11 @@ export interface Config {
   readonly peerMaxAnswerBytes: number
   /** How long one request to a peer may take, answer included (BERNSTEIN_PEER_TIMEOUT_MS, 30 s). */
   readonly peerTimeoutMs: number
+  /**
+   * The longest a blocking A2A v1.0 SendMessage waits for its task to finish or be interrupted before answering it
+   * as it stands; the request deadline of the operations that wait (`x-waits`) is extended by it.
+   */
+  readonly a2aBlockingTimeoutMs: number
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -304,6 +309,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000),
     peerMaxAnswerBytes: bounded(env, 'BERNSTEIN_PEER_MAX_ANSWER_BYTES', 1_048_576, 1024, 1_073_741_824),
     peerTimeoutMs: bounded(env, 'BERNSTEIN_PEER_TIMEOUT_MS', 30_000, 100, 600_000),
+    a2aBlockingTimeoutMs: bounded(env, 'BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS', 30_000, 0, 600_000),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),

@@ -147,6 +147,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
         peerToken: peerTokenResolver(config, options.peerToken ?? null),
         retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: config.peerTimeoutMs, maxAnswerBytes: config.peerMaxAnswerBytes },
       },
+      a2aV1: { blockingTimeoutMs: config.a2aBlockingTimeoutMs },
     })
     return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, close: () => store.close() }
   } catch (error) {

@@ -276,7 +276,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       rateLimitLoopback: config.rateLimitLoopback,
       ...(await authFailureLimiter(config, node.connection).then((limiter) => limiter && { authFailureLimiter: limiter })),
       metricsRegistry: node.metrics.registry,
-      admission: { maxWritesInFlight: limits.maxWritesInFlight, requestDeadlineMs: limits.requestDeadlineMs, refusing: () => drain.refusing },
+      admission: {
+        maxWritesInFlight: limits.maxWritesInFlight,
+        requestDeadlineMs: limits.requestDeadlineMs,
+        waitBoundMs: config.a2aBlockingTimeoutMs,
+        refusing: () => drain.refusing,
+      },
     })
   } catch (error) {
     await node?.close()

@@ -1,7 +1,6 @@
-import type { RequestHandler, Response } from 'express'
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express'
 import { AppError } from '../errors.js'
 import { routeOf } from './operation-index.js'
-import { STATUS_OF } from './problem.js'
 
 /** Load shedding, the answer deadline and the drain's refusals (docs/reliability.md). */
 export interface AdmissionOptions {
@@ -9,6 +8,11 @@ export interface AdmissionOptions {
   readonly maxWritesInFlight: number
   /** From the body read to the answer; 0: no deadline. */
   readonly requestDeadlineMs: number
+  /**
+   * The longest an operation that waits by design (`x-waits: true`: a blocking A2A SendMessage) waits before it
+   * answers: its deadline is `requestDeadlineMs` plus this. 0 when absent.
+   */
+  readonly waitBoundMs?: number
   /** True once the drain's grace period is over: requests still arriving are refused. */
   readonly refusing?: () => boolean
 }
@@ -61,21 +65,24 @@ export class Admission {
   }
 
   /**
-   * Just before the handler: an answer not begun in time is a 503 with `Retry-After`. The handler goes on (a
-   * write may still commit, as with any 503 of a lost connection); what it answers later is dropped (see the
-   * dispatcher). The connection is closed after the 503, since the request is still being worked on.
+   * Just before the handler: an answer not begun in time is a 503 with `Retry-After`, in the operation's own error
+   * format (`render`: the app's error handler). An operation that waits by design (`x-waits`) is given its wait
+   * bound on top of the deadline. The handler goes on (a write may still commit, as with any 503 of a lost
+   * connection); what it answers later is dropped (see the dispatcher). The connection is closed after the 503,
+   * since the request is still being worked on.
    */
-  deadline(): RequestHandler {
+  deadline(render: ErrorRequestHandler): RequestHandler {
     const ms = this.#options.requestDeadlineMs
-    return (_req, res, next) => {
+    const waitBoundMs = this.#options.waitBoundMs ?? 0
+    return (req, res, next) => {
       if (ms <= 0 || !mayRefuse(res)) return next()
+      const timeout = routeOf(res).policy.waits ? ms + waitBoundMs : ms
       const timer = setTimeout(() => {
         if (res.headersSent) return
         res.locals['deadlinePassed'] = true
-        res.setHeader('Retry-After', RETRY_AFTER_S)
         res.setHeader('Connection', 'close')
-        res.status(STATUS_OF.unavailable).json({ detail: 'Service Unavailable' })
-      }, ms)
+        render(unavailable('Service Unavailable'), req, res, () => undefined)
+      }, timeout)
       timer.unref()
       res.once('close', () => clearTimeout(timer))
       next()

@@ -46,6 +46,11 @@ export interface AccessPolicy {
   readonly body: BodyReading
   readonly headers: HeaderSet
   readonly errorFormat: ErrorFormat
+  /**
+   * `x-waits: true`: the operation waits by design before it answers (a blocking A2A SendMessage), so its answer
+   * deadline is the request deadline plus the node's blocking bound (see `Admission.deadline`).
+   */
+  readonly waits: boolean
 }
 
 /** One operation of the contract, with its policy (the `x-` extensions of openapi.yaml). */
@@ -88,7 +93,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 /** Methods whose content means something (RFC 9110): only their operations read a body, and must say how. */
 const METHODS_WITH_CONTENT: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
-const EXTENSIONS = ['x-permission', 'x-rate-limit-bucket', 'x-allowlist-exempt', 'x-body', 'x-security-headers', 'x-error-format'] as const
+const EXTENSIONS = ['x-permission', 'x-rate-limit-bucket', 'x-allowlist-exempt', 'x-body', 'x-security-headers', 'x-error-format', 'x-waits'] as const
 
 /** A contract whose operations do not say what the server needs to know about them. */
 export class ContractPolicyError extends Error {
@@ -116,6 +121,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
   const body = operation['x-body']
   const headers = operation['x-security-headers']
   const errorFormat = operation['x-error-format']
+  const waits = operation['x-waits']
   for (const key of Object.keys(operation)) {
     if (key.startsWith('x-') && !(EXTENSIONS as readonly string[]).includes(key))
       problems.push(`${where}: unknown extension ${key} (known: ${EXTENSIONS.join(', ')})`)
@@ -135,6 +141,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
     problems.push(`${where}: x-security-headers must be one of ${HEADER_SETS.join(', ')} (got ${JSON.stringify(headers)})`)
   if (errorFormat !== undefined && !oneOf(ERROR_FORMATS, errorFormat))
     problems.push(`${where}: x-error-format must be one of ${ERROR_FORMATS.join(', ')} (got ${JSON.stringify(errorFormat)})`)
+  if (waits !== undefined && typeof waits !== 'boolean') problems.push(`${where}: x-waits must be true or false (got ${JSON.stringify(waits)})`)
   return Object.freeze({
     public: isPublic,
     permission: oneOf(PERMISSIONS, permission) ? permission : 'node-operator',
@@ -143,6 +150,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
     body: oneOf(BODY_READINGS, body) ? body : 'none',
     headers: oneOf(HEADER_SETS, headers) ? headers : 'api',
     errorFormat: oneOf(ERROR_FORMATS, errorFormat) ? errorFormat : 'detail',
+    waits: waits === true,
   })
 }
 
@@ -157,6 +165,7 @@ function closedPolicy(method: string): AccessPolicy {
     body: method === 'POST' ? 'json' : 'none',
     headers: 'api',
     errorFormat: 'detail',
+    waits: false,
   })
 }
 

@@ -62,6 +62,8 @@ describe.skipIf(!PG_URL)(pgSuiteName('three server replicas on one PostgreSQL'),
       BERNSTEIN_DB_POOL_SIZE: '6',
       // A busy CI machine must not turn pool waits into 503s here: this suite is about correctness, fault.test.ts about outages.
       BERNSTEIN_DB_CONNECT_TIMEOUT_MS: '30000',
+      // Nor a slow answer into the request deadline's 503 (drain-and-shedding.test.ts tests that deadline).
+      BERNSTEIN_REQUEST_DEADLINE_MS: '60000',
       BERNSTEIN_FEDERATION_POLL_MS: '0',
     }
     // All three at once, against an empty schema and an empty data directory: concurrent migrations, key

@@ -19,6 +19,7 @@ import {
   concretePath,
   loadOperations,
   makeWorld,
+  refusalIn,
   stateFor,
   validBody,
   worldClock,
@@ -158,8 +159,25 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
   const taskMissing = { status: 404, body: { detail: `Task '${w.taskA.id}' not found` }, writes: null } as const
   const a2aMissing = { status: 404, body: { detail: `A2A task '${w.a2aA.id}' not found` }, writes: null } as const
 
-  if (agent && operatorOnly(op)) return { status: 403, body: AGENT_FORBIDDEN, writes: null }
-  if (who === 'bound-operator-A' && nodeWide(op)) return { status: 403, body: BOUND_OPERATOR_FORBIDDEN, writes: null }
+  if (agent && operatorOnly(op)) return { status: 403, body: forbidden(op, AGENT_FORBIDDEN), writes: null }
+  if (who === 'bound-operator-A' && nodeWide(op)) return { status: 403, body: forbidden(op, BOUND_OPERATOR_FORBIDDEN), writes: null }
+  // A2A v1.0 (HTTP+JSON and JSON-RPC): the same tasks, seen through v1's Task; another tenant's is not found.
+  const v1Missing = {
+    status: 404,
+    body: {
+      error: {
+        code: 404,
+        status: 'NOT_FOUND',
+        message: `Task '${w.a2aA.id}' not found`,
+        details: [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org', metadata: { taskId: w.a2aA.id } },
+        ],
+      },
+    },
+    writes: null,
+  } as const
+  const v1Sent = (j: unknown): void =>
+    expect(j).toMatchObject({ task: { status: { state: 'TASK_STATE_SUBMITTED' }, history: [{ role: 'ROLE_USER', parts: [{ text: `v1 ${w.tag}` }] }] } })
 
   switch (key) {
     case 'GET /a2a/agent-card':
@@ -182,6 +200,37 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
       return { status: 201, check: (j) => expect(j).toMatchObject({ status: 'submitted', message: `sent ${w.tag}` }), writes: ownTenant ? 'A' : 'B' }
     case 'POST /a2a/tasks/{a2a_task_id}/artifacts':
       return ownTenant ? { status: 201, check: (j) => expect(j).toMatchObject({ name: `log-${w.tag}`, data: 'artifact data' }), writes: 'A' } : a2aMissing
+    case 'POST /a2a/v1':
+      return {
+        status: 200,
+        check: (j) => {
+          expect(j).toMatchObject({ jsonrpc: '2.0', id: `rpc-${w.tag}` })
+          v1Sent((j as { result: unknown }).result)
+        },
+        writes: ownTenant ? 'A' : 'B',
+      }
+    case 'POST /a2a/v1/message:send':
+      return { status: 200, check: v1Sent, writes: ownTenant ? 'A' : 'B' }
+    case 'GET /a2a/v1/tasks':
+      return {
+        status: 200,
+        check: (j) => {
+          const ids = (j as { tasks: { id: string }[] }).tasks.map((t) => t.id)
+          if (ownTenant) expect(ids).toContain(w.a2aA.id)
+          else expect(ids).not.toContain(w.a2aA.id)
+        },
+        writes: null,
+      }
+    case 'GET /a2a/v1/tasks/{a2a_task_id}':
+      return ownTenant
+        ? { status: 200, check: (j) => expect(j).toMatchObject({ id: w.a2aA.id, status: { state: 'TASK_STATE_SUBMITTED' } }), writes: null }
+        : v1Missing
+    case 'POST /a2a/v1/tasks/{a2a_task_id}:cancel':
+      return ownTenant
+        ? { status: 200, check: (j) => expect(j).toMatchObject({ id: w.a2aA.id, status: { state: 'TASK_STATE_CANCELED' } }), writes: 'A' }
+        : v1Missing
+    case 'GET /a2a/v1/extendedAgentCard':
+      return { status: 200, check: (j) => expect(j).toMatchObject({ supportedInterfaces: expect.any(Array) }), writes: null }
     case 'POST /a2a/v0/tasks':
       return { status: 202, check: (j) => expect(j).toMatchObject({ status: 'accepted' }), writes: ownTenant ? 'A' : 'B' }
     case 'POST /tasks':
@@ -221,10 +270,18 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
   return { status: served, writes: op.method === 'GET' ? null : ownTenant ? 'A?' : 'B?' }
 }
 
+/** A 403 in the operation's own error format (refused before its body is read: a JSON-RPC id of null). */
+const forbidden = (op: Operation, body: typeof AGENT_FORBIDDEN): unknown => refusalIn(op.errorFormat, 403, body, 'PERMISSION_DENIED', 'PERMISSION_DENIED')
+
 function expectationFor(op: Operation, credential: Credential, w: World): Expectation {
   if (op.isPublic) return publicExpectation(op)
   if ('reject' in credential.outcome) {
-    return { status: 401, body: credential.outcome.reject, writes: null, headers: { 'www-authenticate': 'Bearer realm="bernstein-a2a"' } }
+    return {
+      status: 401,
+      body: refusalIn(op.errorFormat, 401, credential.outcome.reject, 'UNAUTHENTICATED', 'UNAUTHENTICATED'),
+      writes: null,
+      headers: { 'www-authenticate': 'Bearer realm="bernstein-a2a"' },
+    }
   }
   return authorisedExpectation(op, credential.outcome.as, w)
 }
@@ -259,7 +316,9 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.length).toBeGreaterThanOrEqual(48)
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(8)
+    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC, SendMessage and CancelTask.
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(11)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(6)
   })
 
   for (const op of OPERATIONS) {
@@ -285,7 +344,7 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
               headers,
               ...(body !== undefined && { body: JSON.stringify(body) }),
             })
-          const res = await send(credential.headers(w))
+          const res = await send({ ...op.headers, ...credential.headers(w) })
 
           if (typeof expected.status === 'number') expect({ status: res.status, text: res.text.slice(0, 300) }).toMatchObject({ status: expected.status })
           else expected.status(res.status)
@@ -293,7 +352,7 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
           expected.check?.(res.json, res.text)
           for (const [name, value] of Object.entries(expected.headers ?? {})) expect(res.headers.get(name)).toBe(value)
           if (expected.sameAsOperator) {
-            const reference = await send({ authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantA })
+            const reference = await send({ ...op.headers, authorization: bearer(OPERATOR_TOKEN), 'x-tenant-id': w.tenantA })
             expect({ status: res.status, text: res.text }).toEqual({ status: reference.status, text: reference.text })
           }
 

@@ -10,7 +10,7 @@ import type { TaskObserver } from '../../src/tasks/task-events.js'
 import { testEngines } from '../helpers/engines.js'
 import { wireRequest } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
-import { loadOperations } from './support.js'
+import { loadOperations, refusalIn } from './support.js'
 
 const MiB = 1_048_576
 const MISSING = { detail: 'Missing or invalid Authorization header' }
@@ -340,11 +340,13 @@ describe.each(testEngines())('limits and the network edge (%s)', (engine) => {
       const before = await taskCount(app)
       for (const op of POSTS) {
         const path = op.path.replace(/\{[^}]+\}/g, 'abc')
-        const res = await rawRequest(app.url, { method: 'POST', path, body })
+        const res = await rawRequest(app.url, { method: 'POST', path, body, headers: op.headers })
+        // In the operation's own error format (A2A v1.0: a google.rpc.Status or a JSON-RPC error, reason PAYLOAD_TOO_LARGE).
+        const detail = { detail: 'Request body 2097152 bytes exceeds 1048576-byte limit' }
         expect({ path, status: res.status, json: res.json }).toEqual({
           path,
           status: 413,
-          json: { detail: 'Request body 2097152 bytes exceeds 1048576-byte limit' },
+          json: refusalIn(op.errorFormat, 413, detail, 'PAYLOAD_TOO_LARGE', 'INVALID_ARGUMENT'),
         })
       }
       expect(await taskCount(app)).toBe(before)

@@ -37,7 +37,13 @@ export interface Operation {
   readonly hasBody: boolean
   /** Every status the document declares for the operation. */
   readonly statuses: readonly number[]
+  /** How its errors are written (`x-error-format`): `{detail}`, a JSON-RPC error response, or a `google.rpc.Status`. */
+  readonly errorFormat: ErrorFormat
+  /** Headers every request to it needs to reach its semantics (A2A v1.0's `A2A-Version: 1.0`). */
+  readonly headers: Readonly<Record<string, string>>
 }
+
+export type ErrorFormat = 'detail' | 'a2a-jsonrpc' | 'a2a-rest'
 
 interface RawOperation {
   operationId?: string
@@ -45,6 +51,7 @@ interface RawOperation {
   parameters?: ({ name?: string; in?: string; required?: boolean; $ref?: string } | undefined)[]
   requestBody?: unknown
   responses?: Record<string, unknown>
+  'x-error-format'?: ErrorFormat
 }
 
 /** Every operation of openapi.yaml, read with `yaml` from the file itself (not through the app's loader). */
@@ -86,6 +93,9 @@ export function loadOperations(): Operation[] {
         successStatus: success,
         hasBody: op.requestBody !== undefined,
         statuses: Object.keys(op.responses ?? {}).map(Number),
+        errorFormat: op['x-error-format'] ?? 'detail',
+        // The A2A v1.0 operations refuse a request that does not say it speaks 1.0 (absent means 0.3).
+        headers: params.some((p) => p.in === 'header' && p.name === 'A2A-Version') ? { 'a2a-version': '1.0' } : {},
       })
     }
   }
@@ -241,8 +251,16 @@ const KNOWN_BODIES = new Set([
   'POST /a2a/tasks/{a2a_task_id}/artifacts',
   'POST /a2a/v0/tasks',
   'POST /tasks',
+  'POST /a2a/v1',
+  'POST /a2a/v1/message:send',
+  'POST /a2a/v1/tasks/{a2a_task_id}:cancel',
   ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
 ])
+
+const v1SendParams = (t: string) => ({
+  message: { messageId: `m-${t}-${uid()}`, role: 'ROLE_USER', parts: [{ text: `v1 ${t}` }] },
+  configuration: { returnImmediately: true },
+})
 
 /** A valid request body for the operation in this world (undefined: the operation takes none). */
 export function validBody(op: Operation, world: World): unknown {
@@ -273,6 +291,13 @@ export function validBody(op: Operation, world: World): unknown {
     case 'POST /tasks/{task_id}/cancel':
     case 'POST /tasks/{task_id}/close':
       return { reason: 'no longer needed' }
+    // A2A v1.0: a SendMessage that answers at once (a blocking one would wait for a worker, up to the node's bound).
+    case 'POST /a2a/v1':
+      return { jsonrpc: '2.0', id: `rpc-${t}`, method: 'SendMessage', params: v1SendParams(t) }
+    case 'POST /a2a/v1/message:send':
+      return v1SendParams(t)
+    case 'POST /a2a/v1/tasks/{a2a_task_id}:cancel':
+      return { metadata: { reason: 'no longer needed' } }
   }
   // An operation added to the document after these templates: an empty object still exercises auth and tenancy.
   return op.hasBody ? {} : undefined
@@ -398,4 +423,80 @@ export async function openStoreDump(app: TestApp): Promise<StoreDump> {
     },
     close: () => client.end(),
   }
+}
+
+const A2A_ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo'
+
+/** What is wrong with an ErrorInfo list (`google.rpc.Status.details`, JSON-RPC `error.data`), or null. */
+function errorInfoProblem(details: unknown): string | null {
+  if (!Array.isArray(details) || details.length === 0) return 'no ErrorInfo'
+  for (const d of details as { '@type'?: unknown; reason?: unknown; domain?: unknown; metadata?: unknown }[]) {
+    if (d['@type'] !== A2A_ERROR_INFO) return `detail of type ${JSON.stringify(d['@type'])}`
+    if (typeof d.reason !== 'string' || !/^[A-Z][A-Z0-9_]*$/.test(d.reason)) return `ErrorInfo reason ${JSON.stringify(d.reason)}`
+    if (d.domain !== 'a2a-protocol.org') return `ErrorInfo domain ${JSON.stringify(d.domain)}`
+    if (d.metadata !== undefined && (typeof d.metadata !== 'object' || d.metadata === null || Object.values(d.metadata).some((v) => typeof v !== 'string')))
+      return 'ErrorInfo metadata is not a map of strings'
+  }
+  return null
+}
+
+/** What is wrong with `body` as the `{detail}` error of the node (a string, or the 422 list of `{loc, msg, type}`), or null. */
+export function detailProblem(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || !('detail' in body)) return 'no detail'
+  const detail = (body as { detail: unknown }).detail
+  if (typeof detail === 'string') return null
+  if (!Array.isArray(detail) || detail.length === 0) return 'detail is neither a string nor a non-empty list'
+  for (const item of detail) {
+    const i = item as { loc?: unknown; msg?: unknown; type?: unknown }
+    if (!Array.isArray(i.loc) || !i.loc.every((l) => typeof l === 'string' || typeof l === 'number')) return 'loc is not a list of strings and numbers'
+    if (typeof i.msg !== 'string' || typeof i.type !== 'string') return 'msg or type is not a string'
+  }
+  return null
+}
+
+/**
+ * What is wrong with `body` as an error answered with HTTP `status` in `format` (the operation's `x-error-format`),
+ * or null: `{detail}`; a `google.rpc.Status` whose code is the HTTP status, with an ErrorInfo; or a JSON-RPC 2.0
+ * error response (`error.code` an integer, `error.data` the ErrorInfo).
+ */
+export function errorBodyProblem(format: ErrorFormat, status: number, body: unknown): string | null {
+  if (format === 'detail') return detailProblem(body)
+  if (typeof body !== 'object' || body === null) return 'not an object'
+  if (format === 'a2a-rest') {
+    const error = (body as { error?: { code?: unknown; status?: unknown; message?: unknown; details?: unknown } }).error
+    if (typeof error !== 'object' || error === null) return 'no google.rpc.Status error'
+    if (Object.keys(body).length !== 1) return 'members beside error'
+    if (error.code !== status) return `error.code ${JSON.stringify(error.code)} is not the HTTP status ${status}`
+    if (typeof error.status !== 'string' || !/^[A-Z_]+$/.test(error.status)) return `error.status ${JSON.stringify(error.status)}`
+    if (typeof error.message !== 'string') return 'error.message is not a string'
+    return errorInfoProblem(error.details)
+  }
+  const rpc = body as { jsonrpc?: unknown; id?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown }; result?: unknown }
+  if (rpc.jsonrpc !== '2.0') return 'not a JSON-RPC 2.0 response'
+  if (!('id' in rpc) || !(rpc.id === null || typeof rpc.id === 'string' || typeof rpc.id === 'number')) return 'no valid id'
+  if ('result' in rpc) return 'a result in an error'
+  if (typeof rpc.error !== 'object' || rpc.error === null) return 'no JSON-RPC error'
+  if (!Number.isInteger(rpc.error.code)) return 'error.code is not an integer'
+  if (typeof rpc.error.message !== 'string') return 'error.message is not a string'
+  return errorInfoProblem(rpc.error.data)
+}
+
+/**
+ * The error `detail` (with its extra members) as the operation writes it: as is for `{detail}` operations; for the
+ * A2A v1.0 ones, the refusal of the transport in their dialect (`reason`, `rpcStatus`: its ErrorInfo reason and
+ * `google.rpc.Code`; the extra members become ErrorInfo metadata). `id`: the JSON-RPC id the answer carries.
+ */
+export function refusalIn(
+  format: ErrorFormat,
+  status: number,
+  body: { readonly detail: string } & Readonly<Record<string, string>>,
+  reason: string,
+  rpcStatus: string,
+  id: string | number | null = null,
+): unknown {
+  if (format === 'detail') return body
+  const { detail, ...metadata } = body
+  const info = { '@type': A2A_ERROR_INFO, reason, domain: 'a2a-protocol.org', ...(Object.keys(metadata).length > 0 && { metadata }) }
+  if (format === 'a2a-rest') return { error: { code: status, status: rpcStatus, message: detail, details: [info] } }
+  return { jsonrpc: '2.0', id, error: { code: -32000, message: detail, data: [info] } }
 }

@@ -105,6 +105,15 @@ describe('the operation index of openapi.yaml', () => {
   )
 })
 
+it('marks as waiting by design (x-waits) exactly the blocking SendMessage operations', () => {
+  expect(
+    index.operations
+      .filter((o) => o.waits)
+      .map((o) => o.operationId)
+      .sort(),
+  ).toEqual(['a2aV1JsonRpc', 'a2aV1SendMessage'])
+})
+
 describe('matching a request', () => {
   it.each([
     // [name, { given: [method, path], want }]
@@ -144,6 +153,7 @@ describe('requests the contract has no operation for', () => {
     body,
     headers: 'api',
     errorFormat: 'detail',
+    waits: false,
   })
   it.each([
     // Fail-closed: a token not bound to a tenant, the bucket of the method, no allowlist exemption.
@@ -213,7 +223,13 @@ describe('a contract that does not say what the server needs fails the build', (
       body: 'json',
       allowlistExempt: false,
       headers: 'api',
+      waits: false,
     })
+  })
+
+  it('reads x-waits: an operation that waits by design', () => {
+    expect(new OperationIndex(documentWith((op) => (op['x-waits'] = true))).operation('doThing')).toMatchObject({ waits: true })
+    expect(new OperationIndex(documentWith((op) => (op['x-waits'] = false))).operation('doThing')).toMatchObject({ waits: false })
   })
 
   it.each([
@@ -254,6 +270,7 @@ describe('a contract that does not say what the server needs fails the build', (
       'x-security-headers unknown',
       { given: documentWith((op) => (op['x-security-headers'] = 'none')), want: /x-security-headers must be one of api, docs-page/ },
     ],
+    ['x-waits not a boolean', { given: documentWith((op) => (op['x-waits'] = 'yes')), want: /x-waits must be true or false \(got "yes"\)/ }],
     ['a misspelt extension', { given: documentWith((op) => (op['x-permision'] = 'any')), want: /unknown extension x-permision/ }],
     ['no operationId', { given: documentWith((op) => delete op['operationId']), want: /POST \/things: no operationId/ }],
     ['no top-level security', { given: documentWith((_op, document) => delete document['security']), want: /no top-level security requirement/ }],
