@@ -1,6 +1,8 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch'
 import type { ClientPaths } from './a2a-types.js'
+import { fetchAndVerifyPeerCard } from './peer-card.js'
 import { keepA2ATaskBodies } from './raw-body.js'
+import { type RequestSigner, pinnedKeyFromCard, signingFetch } from './signed-requests.js'
 
 export interface ApiClientOptions {
   /** Server root, e.g. `http://127.0.0.1:8052`; add `/api/v1` to use the versioned prefix for every call. */
@@ -12,6 +14,23 @@ export interface ApiClientOptions {
   /** Injected `fetch` (defaults to the global one). */
   readonly fetch?: typeof globalThis.fetch
   readonly headers?: Readonly<Record<string, string>>
+  /**
+   * Sign every request (RFC 9421, label `peer`: `@method`, `@target-uri`, `content-digest` when there is a body;
+   * `created`, a fresh `nonce`, `keyid`, `alg="ed25519"`), as nodes sign their federation calls. `keyid` is, by
+   * convention, the key's fingerprint (`keyFingerprint(publicKey)`, `sha256:…`).
+   */
+  readonly signWith?: RequestSigner
+  /**
+   * The node's capability-card key fingerprint (`sha256:…`), pinned out of band (needs `signWith`). The client
+   * fetches the node's card once, accepts it only if signed by this key, and from then on every answer must be
+   * signed by that key for that very request, within the window, over its exact status and body; otherwise the call
+   * throws {@link AnswerUnverified} (its `code` says why). A card that fails refuses the call before it is sent.
+   */
+  readonly pinnedFingerprint?: string
+  /** How far either side of now an answer's `created` may be, in seconds (default 300, the nodes' default). */
+  readonly signatureWindowSeconds?: number
+  /** Unix seconds, for `created` and the window (defaults to the system clock). */
+  readonly now?: () => number
 }
 
 /** The typed client: every operation of openapi.yaml, A2A task responses narrowed ({@link ClientPaths}). */
@@ -19,7 +38,8 @@ export type ApiClient = Client<ClientPaths>
 
 /**
  * A typed client for the bernstein-a2a API, generated from openapi.yaml (openapi-fetch). Every call resolves to
- * `{ data }` or `{ error }` typed per status; it throws only when the network fails. An A2A task response keeps
+ * `{ data }` or `{ error }` typed per status; it throws only when the network fails, or (with `pinnedFingerprint`)
+ * when an answer is not signed by the pinned key ({@link AnswerUnverified}). An A2A task response keeps
  * its exact bytes, so that `verifyTaskReceipt(await client.GET('/a2a/tasks/{a2a_task_id}', …))` can check its
  * receipt.
  *
@@ -28,9 +48,11 @@ export type ApiClient = Client<ClientPaths>
  * const { data, error } = await client.POST('/a2a/tasks/send', { body: { sender: 'peer', message: 'Fix the flaky test' } })
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const fetch = signedFetch(baseUrl, options)
   const client = createClient<ClientPaths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    baseUrl,
+    ...(fetch ? { fetch } : {}),
     headers: { ...options.headers },
   })
   const auth: Middleware = {
@@ -42,4 +64,29 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   }
   client.use(auth, keepA2ATaskBodies)
   return client
+}
+
+/** The client's fetch: the given one (or none, openapi-fetch's default), wrapped to sign when `signWith` is given. */
+function signedFetch(baseUrl: string, options: ApiClientOptions): typeof globalThis.fetch | undefined {
+  const { signWith, pinnedFingerprint } = options
+  if (signWith === undefined) {
+    if (pinnedFingerprint !== undefined) throw new TypeError('pinnedFingerprint needs signWith: a node signs only its answers to signed requests')
+    return options.fetch
+  }
+  if (typeof signWith !== 'object' || signWith === null || typeof signWith.keyid !== 'string' || typeof signWith.privateKey !== 'object')
+    throw new TypeError('signWith must be { privateKey: KeyObject, keyid: string }')
+  if (pinnedFingerprint !== undefined && typeof pinnedFingerprint !== 'string') throw new TypeError('pinnedFingerprint must be a fingerprint (sha256:…)')
+  const inner: typeof globalThis.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const now = options.now ?? (() => Date.now() / 1000)
+  // The card is served at the node's root, also when the client calls the /api/v1 mirrors; it is fetched unsigned.
+  const root = baseUrl.replace(/\/api\/v1$/, '')
+  return signingFetch(inner, {
+    signWith,
+    now,
+    ...(options.signatureWindowSeconds !== undefined && { windowSeconds: options.signatureWindowSeconds }),
+    pinnedKey:
+      pinnedFingerprint === undefined
+        ? null
+        : pinnedKeyFromCard(pinnedFingerprint, (fingerprint) => fetchAndVerifyPeerCard(root, { trustedFingerprints: fingerprint, fetch: inner, now: now() })),
+  })
 }

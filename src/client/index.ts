@@ -1,8 +1,10 @@
 /**
  * The typed client SDK (`@bernstein-a2a/client`, also `bernstein-a2a/client`): the openapi-fetch client generated
  * from openapi.yaml, and helpers built on it for peers: send a task and wait for its end, verify a peer's capability
- * card before delegating, verify a task receipt. HTTP outcomes and verdicts are data (`{ data } | { error }` from
- * the client, `{ ok: true, value } | { ok: false, code, detail }` from the helpers); only network failures throw.
+ * card before delegating, verify a task receipt; sign requests and verify the node's signed answers (`signWith`,
+ * `pinnedFingerprint`). HTTP outcomes and verdicts are data (`{ data } | { error }` from the client,
+ * `{ ok: true, value } | { ok: false, code, detail }` from the helpers); only network failures throw, and an answer
+ * the pinned node did not sign ({@link AnswerUnverified}, with a stable `code`).
  *
  * @module
  */
@@ -10,6 +12,9 @@ export type { paths, components, operations } from '../../generated/openapi.js'
 export type { A2AReceipt, A2ATask, A2ATaskStatus, ClientPaths } from './a2a-types.js'
 export { createApiClient } from './api-client.js'
 export type { ApiClient, ApiClientOptions } from './api-client.js'
+export { AnswerUnverified } from './signed-requests.js'
+export type { AnswerUnverifiedCode, RequestSigner } from './signed-requests.js'
+export { keyFingerprint } from '../crypto/fingerprint.js'
 export { sendAndWait, isTerminalA2AStatus, TERMINAL_A2A_STATUSES } from './send-and-wait.js'
 export type {
   A2ATaskSend,

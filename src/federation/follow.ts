@@ -15,7 +15,8 @@ import { type Delegation, FOLLOWED_STATUSES } from './delegation.js'
 import { LedgerEntry } from './ledger.js'
 import { type Unverified, bearer, peerClient, peerErrorDetail, peerOutcome } from './peer-client.js'
 import { type PeerFetchDeps, peerFetch } from './peer-fetch.js'
-import { type PeerSigner, peerExchange, pinnedPeerKey } from './peer-signature.js'
+import { type PeerSigner, pinnedPeerKey } from '../crypto/peer-http-signature.js'
+import { peerExchange } from './peer-signature.js'
 import { publicKeyFromPem } from '../crypto/ed25519.js'
 
 export interface FollowerDeps {

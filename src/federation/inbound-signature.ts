@@ -3,7 +3,7 @@ import { AppError } from '../errors.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
-import { type PinnedPeerKey, pinnedPeerKey, verifyPeerRequest } from './peer-signature.js'
+import { type PinnedPeerKey, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
 
 export interface InboundSignatureOptions {
   /** Refuse deliveries without a signature (default: on when the node pins peers, BERNSTEIN_REQUIRE_PEER_SIGNATURE). */

@@ -44,7 +44,16 @@ const packageDir = join(repoRoot, 'packages', 'client')
 const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc')
 
 /** What a peer's install holds: the client and what it verifies with, nothing of the server. */
-const EXPECTED_TREE = ['@bernstein-a2a/client', 'canonicalize', 'jose', 'lossless-json', 'openapi-fetch', 'openapi-typescript-helpers']
+const EXPECTED_TREE = [
+  '@bernstein-a2a/client',
+  'canonicalize',
+  'http-message-signatures',
+  'jose',
+  'lossless-json',
+  'openapi-fetch',
+  'openapi-typescript-helpers',
+  'structured-headers',
+]
 const SERVER_ONLY = [
   'better-sqlite3',
   'pg',

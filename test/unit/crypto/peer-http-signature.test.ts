@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { generateEd25519KeyPair } from '../../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../../src/crypto/fingerprint.js'
-import { pinnedPeerKey, signPeerAnswer, signPeerRequest, verifyPeerAnswer, verifyPeerRequest } from '../../../src/federation/peer-signature.js'
+import { pinnedPeerKey, signPeerAnswer, signPeerRequest, verifyPeerAnswer, verifyPeerRequest } from '../../../src/crypto/peer-http-signature.js'
 import { testClock } from '../../helpers/clock.js'
 
 const key = generateEd25519KeyPair()
