@@ -10,7 +10,7 @@
 import { createHash, createHmac, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto'
 import { capabilityCardSigningBytes, issueCapabilityCard, verifyCapabilityCard } from '../../src/cards/index.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
-import { pinnedPeerKey, signPeerRequest, verifyPeerRequest } from '../../src/federation/peer-signature.js'
+import { pinnedPeerKey, signPeerRequest, verifyPeerRequest } from '../../src/crypto/peer-http-signature.js'
 import { systemClock } from '../../src/runtime.js'
 import { GENESIS_PREV_HASH, buildTrackerEntry, trackerEntryLine } from '../../src/lineage/tracker-entry.js'
 import { TrackerAuditVerifier } from '../../src/lineage/tracker-verify.js'
