@@ -10,7 +10,7 @@
 import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
-import { signPeerRequest } from '../../src/federation/peer-signature.js'
+import { signPeerRequest } from '../../src/crypto/peer-http-signature.js'
 import { systemClock } from '../../src/runtime.js'
 import type { ServerProcess } from '../../test/helpers/cli.js'
 import {
