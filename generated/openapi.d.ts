@@ -2229,7 +2229,14 @@ export interface components {
             /** Created At */
             created_at: number;
         };
-        /** @description A node's answer to a proof-of-possession challenge; the proof itself is the answer's signature. */
+        /**
+         * @description A node's answer to a proof-of-possession challenge; the proof itself is the answer's signature.
+         * @example {
+         *       "nonce": "AAAAAAAAAAAAAAAAAAAAAAAA",
+         *       "issuer": "acme-orch",
+         *       "key_fingerprint": "sha256:6c399e8523fbd2ec4af171cd5e679de9be0eb62c6aa52a61d8736ba663bd3630"
+         *     }
+         */
         PeerProof: {
             /** @description The challenger's nonce, echoed */
             nonce: string;

@@ -133,7 +133,13 @@ describe('npm run mock -- --port N: the contract answering like a fresh node', (
       .map(([path]) => path)
     expect(reads.length).toBeGreaterThan(30)
     for (const template of reads) {
-      const path = template.replace(/\{[^}]+\}/g, 'ffffffffffff') + (template.endsWith('/lineage/envelope') ? '?ticket_id=ffffffffffff' : '')
+      // Reads with a required query parameter get one.
+      const query = template.endsWith('/lineage/envelope')
+        ? '?ticket_id=ffffffffffff'
+        : template.endsWith('/a2a/v0/proof')
+          ? '?nonce=AAAAAAAAAAAAAAAAAAAAAAAA'
+          : ''
+      const path = template.replace(/\{[^}]+\}/g, 'ffffffffffff') + query
       const res = await rawRequest(mock.url, { method: 'GET', path })
       expect(res.status, path).toBeLessThan(300)
       expect(res.text, path).not.toMatch(/"string"|\[\{\}\]/)
