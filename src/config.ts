@@ -102,6 +102,11 @@ export interface HttpLimits {
   readonly maxWritesInFlight: number
   /** From a request's body being read to its answer: past it, 503 with Retry-After (0: no deadline). */
   readonly requestDeadlineMs: number
+  /**
+   * Writes are shed (503 with Retry-After) while the event loop has lately run this late (0: never). On SQLite the
+   * database work runs on the loop, so a backlog shows here before it shows as writes in flight.
+   */
+  readonly maxEventLoopDelayMs: number
   /** After SIGTERM: how long the node goes on accepting connections and serving (every answer `Connection: close`). */
   readonly shutdownGraceMs: number
   /** After SIGTERM: when the process exits at the latest, in-flight requests or not. */
@@ -338,6 +343,7 @@ function httpLimits(env: Env): HttpLimits {
     maxConnectionsPerIp: count(env, 'BERNSTEIN_MAX_CONNECTIONS_PER_IP', 100),
     maxWritesInFlight: count(env, 'BERNSTEIN_MAX_WRITES_IN_FLIGHT', 128),
     requestDeadlineMs: count(env, 'BERNSTEIN_REQUEST_DEADLINE_MS', 5_000),
+    maxEventLoopDelayMs: count(env, 'BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS', 2_000),
     shutdownGraceMs,
     shutdownTimeoutMs,
   })

@@ -279,6 +279,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       admission: {
         maxWritesInFlight: limits.maxWritesInFlight,
         requestDeadlineMs: limits.requestDeadlineMs,
+        maxEventLoopDelayMs: limits.maxEventLoopDelayMs,
         waitBoundMs: config.a2aBlockingTimeoutMs,
         refusing: () => drain.refusing,
       },

@@ -1,3 +1,4 @@
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express'
 import { AppError } from '../errors.js'
 import { routeOf } from './operation-index.js'
@@ -8,6 +9,8 @@ export interface AdmissionOptions {
   readonly maxWritesInFlight: number
   /** From the body read to the answer; 0: no deadline. */
   readonly requestDeadlineMs: number
+  /** Writes are shed while the event loop has run this late within the last sample (about half a second); 0: never. */
+  readonly maxEventLoopDelayMs?: number
   /**
    * The longest an operation that waits by design (`x-waits: true`: a blocking A2A SendMessage) waits before it
    * answers: its deadline is `requestDeadlineMs` plus this. 0 when absent.
@@ -39,9 +42,11 @@ function mayRefuse(res: Response): boolean {
 export class Admission {
   readonly #options: AdmissionOptions
   #writesInFlight = 0
+  readonly #loopDelay: LoopDelay | null
 
   constructor(options: AdmissionOptions) {
     this.#options = options
+    this.#loopDelay = (options.maxEventLoopDelayMs ?? 0) > 0 ? new LoopDelay() : null
   }
 
   get writesInFlight(): number {
@@ -56,6 +61,8 @@ export class Admission {
       if (refusing() && mayRefuse(res)) throw unavailable('Server is shutting down')
       if (!WRITE_METHODS.has(req.method)) return next()
       if (max > 0 && this.#writesInFlight >= max && mayRefuse(res)) throw unavailable('Server is overloaded')
+      const lateMs = this.#loopDelay?.recentMaxMs() ?? 0
+      if (lateMs > (this.#options.maxEventLoopDelayMs ?? 0) && this.#loopDelay !== null && mayRefuse(res)) throw unavailable('Server is overloaded')
       this.#writesInFlight++
       res.once('close', () => {
         this.#writesInFlight--
@@ -89,3 +96,30 @@ export class Admission {
     }
   }
 }
+
+/**
+ * How late the event loop has lately run: the largest delay Node's monitor saw since the last sample, sampled at most
+ * every {@link SAMPLE_MS}. A queue of requests the loop has not reached yet (on SQLite the database work runs on it)
+ * shows here before it shows as writes in flight.
+ */
+class LoopDelay {
+  readonly #histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 })
+  #sampledAt = performance.now()
+  #lastMaxMs = 0
+
+  constructor() {
+    this.#histogram.enable()
+  }
+
+  recentMaxMs(): number {
+    const now = performance.now()
+    if (now - this.#sampledAt >= SAMPLE_MS) {
+      this.#lastMaxMs = this.#histogram.max / 1e6
+      this.#histogram.reset()
+      this.#sampledAt = now
+    }
+    return Math.max(this.#lastMaxMs, this.#histogram.count > 0 ? this.#histogram.max / 1e6 : 0)
+  }
+}
+
+const SAMPLE_MS = 500

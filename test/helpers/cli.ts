@@ -59,14 +59,22 @@ export interface ServerProcess {
 
 /**
  * Starts `bernstein-a2a serve` as its own process and resolves once it prints its URL. It listens on port 0 on
- * loopback (the kernel picks a free port, which the `listening on` line reports), logs warnings only and does not
- * poll federation peers, unless `env` says otherwise.
+ * loopback (the kernel picks a free port, which the `listening on` line reports), logs warnings only, does not
+ * poll federation peers and does not shed writes on event-loop delay (a shared test machine stalls processes for
+ * reasons of its own; the tests of shedding set it), unless `env` says otherwise.
  */
 export async function spawnServer(env: Record<string, string>, options: { timeoutMs?: number; cwd?: string } = {}): Promise<ServerProcess> {
   const timeoutMs = options.timeoutMs ?? 60_000
   const child = spawnCli(
     ['serve'],
-    { BERNSTEIN_HOST: '127.0.0.1', BERNSTEIN_PORT: '0', BERNSTEIN_LOG_LEVEL: 'warn', BERNSTEIN_FEDERATION_POLL_MS: '0', ...env },
+    {
+      BERNSTEIN_HOST: '127.0.0.1',
+      BERNSTEIN_PORT: '0',
+      BERNSTEIN_LOG_LEVEL: 'warn',
+      BERNSTEIN_FEDERATION_POLL_MS: '0',
+      BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...env,
+    },
     options.cwd === undefined ? {} : { cwd: options.cwd },
   )
   let output = ''
