@@ -15,7 +15,7 @@
 
 // Run a node.
 export { type Config, ConfigError, loadConfig } from './config.js'
-export { type RunningServer, StartupError, startServer } from './server.js'
+export { type NodeApp, type RunningServer, StartupError, createNodeApp, startServer } from './server.js'
 export type { Logger } from './logger.js'
 
 // Verdicts and errors.

@@ -260,30 +260,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   let app: App
   try {
     node = await openNode(config, { boundPort, migrations: config.migrateOnStart ? 'apply' : 'refuse-pending', logger })
-    app = createApp({
-      services: node.services,
-      store: node.store,
-      auditKey: node.auditKey,
-      issuer: config.issuer,
-      attestor: node.attestor,
-      identity: node.identity,
-      publicBaseUrl: node.publicBaseUrl,
-      resolveToken: tokenResolver(config, node.store, logger),
-      validateResponses: config.validateResponses,
-      logger,
-      network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
-      rateLimiters: await rateLimiters(config, node.connection),
-      rateLimitLoopback: config.rateLimitLoopback,
-      ...(await authFailureLimiter(config, node.connection).then((limiter) => limiter && { authFailureLimiter: limiter })),
-      metricsRegistry: node.metrics.registry,
-      admission: {
-        maxWritesInFlight: limits.maxWritesInFlight,
-        requestDeadlineMs: limits.requestDeadlineMs,
-        maxEventLoopDelayMs: limits.maxEventLoopDelayMs,
-        waitBoundMs: config.a2aBlockingTimeoutMs,
-        refusing: () => drain.refusing,
-      },
-    })
+    app = await nodeApp(node, config, logger, () => drain.refusing)
   } catch (error) {
     await node?.close()
     await abandon(server)
@@ -305,5 +282,64 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       })()
       return closing
     },
+  }
+}
+
+/** The Express application of an open node, configured as `config` says; `refusing` is the drain's refusal state. */
+async function nodeApp(node: Node, config: Config, logger: Logger, refusing: () => boolean): Promise<App> {
+  const limits = config.http
+  return createApp({
+    services: node.services,
+    store: node.store,
+    auditKey: node.auditKey,
+    issuer: config.issuer,
+    attestor: node.attestor,
+    identity: node.identity,
+    publicBaseUrl: node.publicBaseUrl,
+    resolveToken: tokenResolver(config, node.store, logger),
+    validateResponses: config.validateResponses,
+    logger,
+    network: { allowedIps: config.allowedIps, trustedProxyIps: config.trustedProxyIps },
+    rateLimiters: await rateLimiters(config, node.connection),
+    rateLimitLoopback: config.rateLimitLoopback,
+    ...(await authFailureLimiter(config, node.connection).then((limiter) => limiter && { authFailureLimiter: limiter })),
+    metricsRegistry: node.metrics.registry,
+    admission: {
+      maxWritesInFlight: limits.maxWritesInFlight,
+      requestDeadlineMs: limits.requestDeadlineMs,
+      maxEventLoopDelayMs: limits.maxEventLoopDelayMs,
+      waitBoundMs: config.a2aBlockingTimeoutMs,
+      refusing,
+    },
+  })
+}
+
+/** A node's application without a listener: what {@link createNodeApp} gives. */
+export interface NodeApp {
+  /** The Express application: mount it at the root of a server of your own (it routes by the contract's paths). */
+  readonly express: App['express']
+  /** Closes the database. */
+  close(): Promise<void>
+}
+
+/**
+ * Opens the node `config` describes (database, migrations, keys) and builds its application, validator and all,
+ * without listening: for a server of your own (the application must be mounted at its root) or an in-process test.
+ * The node advertises the configured port; the federation follower is not started (`startServer` does both).
+ *
+ * @throws StartupError when the node cannot open as configured; the message says what to do.
+ * @example
+ * const node = await createNodeApp(loadConfig({ BERNSTEIN_DATA_DIR: './data' }), console)
+ * const server = createServer(node.express).listen(8052)
+ * process.once('SIGTERM', () => server.close(() => void node.close()))
+ */
+export async function createNodeApp(config: Config, logger: Logger): Promise<NodeApp> {
+  const node = await openNode(config, { migrations: config.migrateOnStart ? 'apply' : 'refuse-pending', logger })
+  try {
+    const app = await nodeApp(node, config, logger, () => false)
+    return { express: app.express, close: () => node.close() }
+  } catch (error) {
+    await node.close()
+    throw error
   }
 }

@@ -1,4 +1,8 @@
-import { readFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
@@ -20,6 +24,7 @@ const VALUES = [
   'StartupError',
   'TrustError',
   'consumePeerCard',
+  'createNodeApp',
   'issueCapabilityCard',
   'keyFingerprint',
   'loadConfig',
@@ -54,6 +59,7 @@ const TYPES = [
   'LineageEnvelopeParseOptions',
   'LineageEnvelopeResult',
   'Logger',
+  'NodeApp',
   'Ok',
   'PeerCardRejection',
   'PolicyRequirements',
@@ -124,6 +130,33 @@ describe("the package's main entry", () => {
     expect(envelope).toMatchObject({ ok: true, value: { entries: expect.any(Array) } })
   })
 
+  it('creates a node application a server of your own can serve (createNodeApp)', async () => {
+    const lib = (await import(pathToFileURL(join(repoRoot, 'dist', 'index.js')).href)) as typeof import('../../src/index.js')
+    const dataDir = mkdtempSync(join(tmpdir(), 'bernstein-a2a-entry-'))
+    const token = 'entry-operator-token-0123456789'
+    const quiet = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} }
+    const node = await lib.createNodeApp(lib.loadConfig({ BERNSTEIN_DATA_DIR: dataDir, BERNSTEIN_AUTH_TOKEN: token }, dataDir), quiet)
+    const server = createServer(node.express).listen(0, '127.0.0.1')
+    try {
+      await once(server, 'listening')
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      expect((await fetch(`${url}/health/live`)).status).toBe(200)
+      const created = await fetch(`${url}/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ title: 'from an embedding server' }),
+      })
+      expect(created.status).toBe(201)
+      expect(((await created.json()) as { title: string }).title).toBe('from an embedding server')
+      expect((await fetch(`${url}/tasks`, { headers: { connection: 'close' } })).status).toBe(401)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      await node.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+
   // One program for the two checks below: the entry's exports and docs, then its examples compiled against it.
   const options = compilerOptions()
   const host = ts.createCompilerHost(options)
@@ -149,6 +182,7 @@ describe("the package's main entry", () => {
       `import type { ${TYPES.join(', ')} } from ${JSON.stringify(ENTRY.replace(/\.ts$/, '.js'))}`,
       "import { generateKeyPairSync } from 'node:crypto'",
       "import { readFileSync, writeFileSync } from 'node:fs'",
+      "import { createServer } from 'node:http'",
     ].join('\n')
     const files = new Map(
       functions.flatMap((e) =>
