@@ -66,7 +66,9 @@ export async function overload(engine: FaultEngine, options: ScenarioOptions): P
     }
   }
   try {
-    server = await serve(storage, { BERNSTEIN_MAX_WRITES_IN_FLIGHT: String(maxWrites) })
+    // Both shedding criteria as in production: writes in flight, and the event loop's delay (the test helper turns the
+    // latter off for other suites).
+    server = await serve(storage, { BERNSTEIN_MAX_WRITES_IN_FLIGHT: String(maxWrites), BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS: '2000' })
     const url = server.url
     const baseline = await closedLoop(url, 4, options.quick ? 2 : 10, 'baseline')
     record(baseline)
