@@ -2,7 +2,7 @@ import { STATUS_CODES, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { ErrorCode } from '../errors.js'
 import { STATUS_OF } from './problem.js'
-import { LINGER_MS } from './http-server.js'
+import { endLingering } from './http-server.js'
 
 /** Node's codes for the refusals that are not a plain 400. */
 const CLIENT_ERROR_ANSWERS: Readonly<Record<string, readonly [ErrorCode, string]>> = {
@@ -24,16 +24,9 @@ export function answerClientErrors(server: Server): void {
     const [code, detail] = CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? ['invalid_request', 'Bad Request']
     const status = STATUS_OF[code]
     const body = JSON.stringify({ detail })
-    // Our FIN follows the answer; the client's may never come (a client that stops reading never closes its side),
-    // and a half-closed socket still holds its descriptor and its place under the connection caps. So, as after an
-    // early answer: read and discard until the client closes, or destroy after LINGER_MS.
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS)
-    timer.unref()
-    socket.once('close', () => clearTimeout(timer))
-    socket.once('end', () => socket.destroy())
-    socket.on('error', () => socket.destroy())
-    socket.resume()
-    socket.end(
+    // As after an early answer: our FIN follows, then read and discard until the client closes (or LINGER_MS).
+    endLingering(
+      socket,
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     )

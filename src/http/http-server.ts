@@ -168,13 +168,21 @@ function closeAfterEarlyAnswers(server: Server, closing: () => boolean): void {
  */
 function lingerOnClose(socket: Socket): void {
   const lingering = socket as Socket & { destroySoon?: () => void }
-  lingering.destroySoon = () => {
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS)
-    timer.unref()
-    socket.once('close', () => clearTimeout(timer))
-    socket.once('end', () => socket.destroy())
-    socket.on('error', () => socket.destroy())
-    socket.resume()
-    socket.end()
-  }
+  lingering.destroySoon = () => endLingering(socket)
+}
+
+/**
+ * Sends `last` (if any) and our FIN, then reads and discards until the client closes its side, destroying the socket
+ * after {@link LINGER_MS} at the latest: a client that stops reading never closes, and a half-closed socket would keep
+ * its descriptor and its place under the connection caps.
+ */
+export function endLingering(socket: Duplex, last?: string): void {
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+  timer.unref()
+  socket.once('close', () => clearTimeout(timer))
+  socket.once('end', () => socket.destroy())
+  socket.on('error', () => socket.destroy())
+  socket.resume()
+  if (last === undefined) socket.end()
+  else socket.end(last)
 }
