@@ -206,7 +206,7 @@ describe('every command with --json prints one JSON object', { timeout: 300_000 
       child.stdout?.on('data', onData)
       void exited.then((code) => reject(new Error(`serve exited (${code}) before listening:\n${stdout}${stderr}`)))
     })
-    expect((await fetch(`${url}/health`)).status).toBe(200)
+    expect((await fetch(`${url}/health/ready`)).status).toBe(200)
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
     expect(oneObject({ code: 0, stdout, stderr }, 'serve')).toEqual({ ok: true, url })

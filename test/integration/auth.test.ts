@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml'
 import { loadContract } from '../../src/http/openapi-document.js'
 import { testEngines } from '../helpers/engines.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp, stateSnapshot } from '../helpers/test-app.js'
+import { refusalIn } from '../security/support.js'
 
 const MISSING = { detail: 'Missing or invalid Authorization header' }
 const INVALID = { detail: 'Invalid or expired authentication token' }
@@ -16,6 +17,8 @@ interface Operation {
   readonly template: string
   readonly operationId: string
   readonly public: boolean
+  /** How it writes errors (`x-error-format`): the A2A v1.0 operations in their protocol's shapes. */
+  readonly errorFormat: 'detail' | 'a2a-rest' | 'a2a-jsonrpc'
 }
 
 /** Every operation of the contract; public ones declare `security: []`. */
@@ -26,7 +29,13 @@ function contractOperations(): Operation[] {
     for (const [method, op] of Object.entries(item)) {
       if (typeof op !== 'object' || op === null || typeof op.operationId !== 'string') continue
       const security = op.security
-      ops.push({ method: method.toUpperCase(), template, operationId: op.operationId, public: Array.isArray(security) && security.length === 0 })
+      ops.push({
+        method: method.toUpperCase(),
+        template,
+        operationId: op.operationId,
+        public: Array.isArray(security) && security.length === 0,
+        errorFormat: (op as { 'x-error-format'?: Operation['errorFormat'] })['x-error-format'] ?? 'detail',
+      })
     }
   }
   return ops
@@ -81,9 +90,12 @@ function concretePath(op: Operation, seed: Seed): string {
 it('the contract declares the named paths public and protects every task and A2A operation', () => {
   const ops = contractOperations()
   for (const path of NAMED_PUBLIC) expect(ops.find((o) => o.template === path && o.method === 'GET')?.public, path).toBe(true)
+  // The one exception under /a2a: a peer's proof-of-possession challenge, which must be answerable before any token.
+  const challenge = (o: Operation): boolean => /^(\/api\/v1)?\/a2a\/v0\/proof$/.test(o.template)
   for (const o of ops) {
-    if (/^(\/api\/v1)?\/(tasks|a2a)(\/|$)/.test(o.template)) expect(o.public, `${o.method} ${o.template}`).toBe(false)
+    if (/^(\/api\/v1)?\/(tasks|a2a)(\/|$)/.test(o.template)) expect(o.public, `${o.method} ${o.template}`).toBe(challenge(o))
   }
+  expect(ops.filter(challenge).length).toBeGreaterThanOrEqual(1)
   expect(ops.filter((o) => !o.public).length).toBeGreaterThanOrEqual(36)
 })
 
@@ -154,7 +166,7 @@ for (const engine of testEngines()) {
           const before = await snapshot()
           for (const [label, headers] of [...NOT_BEARER.map(([l, h]) => [l, h, MISSING] as const), ...WRONG_TOKEN.map(([l, h]) => [l, h, INVALID] as const)]) {
             const r = await rawRequest(t.url, { method: op.method, path, token: null, headers: { ...headers }, ...(body !== undefined && { body }) })
-            const expected = WRONG_TOKEN.some(([l]) => l === label) ? INVALID : MISSING
+            const expected = refusalIn(op.errorFormat, 401, WRONG_TOKEN.some(([l]) => l === label) ? INVALID : MISSING, 'UNAUTHENTICATED', 'UNAUTHENTICATED')
             expect(r.status, label).toBe(401)
             expect(r.json, label).toEqual(expected)
             expect(r.headers.get('www-authenticate') ?? '', label).toMatch(/^Bearer\b/)

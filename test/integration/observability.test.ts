@@ -12,6 +12,7 @@ import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { type RunningServer, startServer } from '../../src/server.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { signedDelivery } from '../federation/nodes.js'
 
 const METRICS_TOKEN = 'metrics-scraper-token-0123456789'
 
@@ -262,15 +263,16 @@ describe('signatures verified', () => {
       ttlSeconds: 3600,
       privateKey: peer.privateKey,
     })
+    // Signed by the card's key, as a pinned peer must (RFC 9421), so that the card gate is what decides.
     const delegate = (capability_card: unknown, id: string) =>
-      rawRequest(t.url, {
-        method: 'POST',
-        path: '/a2a/v0/tasks',
-        body: JSON.stringify({
+      signedDelivery(
+        t,
+        JSON.stringify({
           sender: { name: 'globex-orch', description: 'Globex orchestrator', capabilities: [], endpoint: 'http://globex.test/a2a', capability_card },
           task: { id, message: 'review this', role: 'backend' },
         }),
-      })
+        peer.privateKey,
+      )
     expect((await delegate(card, 'remote-ok')).status).toBe(202)
     const stored = async (): Promise<number> => (await t.client.GET('/tasks', { params: { query: { limit: 500 } } })).data!.tasks.length
     const tasksBefore = await stored()

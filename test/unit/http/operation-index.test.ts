@@ -25,7 +25,8 @@ const previousRules = {
   isPublicPath(path: string): boolean {
     const p = previousRules.strip(path)
     return (
-      ['/', '/health/ready', '/health/live', '/ready', '/alive', '/docs', '/openapi.json', '/openapi.yaml'].includes(p) ||
+      // `/a2a/v0/proof` since issue 24: a peer's proof-of-possession challenge, answered before any token is sent.
+      ['/', '/health/ready', '/health/live', '/ready', '/alive', '/docs', '/openapi.json', '/openapi.yaml', '/a2a/v0/proof'].includes(p) ||
       p.startsWith('/.well-known/') ||
       p.startsWith('/docs/')
     )
