@@ -6,14 +6,13 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { type ServerProcess, spawnServer } from '../../test/helpers/cli.js'
+import { migratedSchema } from '../../test/helpers/pg-schema.js'
 
 export type FaultEngine = 'sqlite' | 'postgres'
 
@@ -193,15 +192,7 @@ export async function createStorage(engine: FaultEngine, parent?: string): Promi
   }
   if (!PG_URL) throw new Error('the postgres engine needs TEST_DATABASE_URL')
   const url = PG_URL
-  const schema = `faults_${randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  const connection = connect({ url, dataDir, schema, poolSize: 1 })
-  const migrated = await migrateToLatest(connection)
-  await connection.close()
-  if (migrated.error) throw migrated.error
+  const schema = await migratedSchema(url, dataDir, 'faults')
   return {
     engine,
     dataDir,

@@ -5,9 +5,9 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { type TestEngine, testEngines } from '../helpers/engines.js'
 import { type ServerProcess, spawnServer } from '../helpers/cli.js'
+import { migratedSchema } from '../helpers/pg-schema.js'
 import { httpRequest } from '../helpers/raw-http.js'
 
 const TOKEN = `durability-token-${randomBytes(8).toString('hex')}`
@@ -56,15 +56,7 @@ async function storage(engine: TestEngine): Promise<Storage> {
     }
   }
   const url = process.env['TEST_DATABASE_URL'] ?? ''
-  const schema = `d_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  const connection = connect({ url, dataDir, schema, poolSize: 1 })
-  const migrated = await migrateToLatest(connection)
-  await connection.close()
-  if (migrated.error) throw migrated.error
+  const schema = await migratedSchema(url, dataDir, 'd')
   const separator = url.includes('?') ? '&' : '?'
   return {
     env: { BERNSTEIN_DATA_DIR: dataDir, DATABASE_URL: `${url}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}` },
