@@ -39,6 +39,15 @@ describe('connection discipline (serve)', () => {
   }
   /** True when the server closed the connection within `ms`. */
   const closedWithin = async (c: RawConnection, ms: number): Promise<boolean> => !(await c.stillOpenAfter(ms))
+  /** True when the server closed the connection in time while the client went on sending a byte now and then, as the slow uploader did. */
+  const closedWhileTrickling = async (c: RawConnection): Promise<boolean> => {
+    const trickle = setInterval(() => c.write(' '), 200)
+    try {
+      return await closedWithin(c, CLOSE_BOUND_MS)
+    } finally {
+      clearInterval(trickle)
+    }
+  }
 
   it('a 401 answered while the body still trickles in closes the connection instead of reading the rest', async () => {
     // A request timeout far beyond the test: only the early close can end this connection in time.
@@ -48,13 +57,7 @@ describe('connection discipline (serve)', () => {
     const res = await c.response()
     expect(res.statusLine).toBe('HTTP/1.1 401 Unauthorized')
     expect(res.headers.get('connection')).toBe('close')
-    // The client goes on sending a byte now and then, as the slow uploader did.
-    const trickle = setInterval(() => c.write(' '), 200)
-    try {
-      expect(await closedWithin(c, CLOSE_BOUND_MS)).toBe(true)
-    } finally {
-      clearInterval(trickle)
-    }
+    expect(await closedWhileTrickling(c)).toBe(true)
   }, 60_000)
 
   it('a 415 answered before the body is read closes the connection as well', async () => {
@@ -64,12 +67,7 @@ describe('connection discipline (serve)', () => {
     const res = await c.response()
     expect(res.statusLine).toBe('HTTP/1.1 415 Unsupported Media Type')
     expect(res.headers.get('connection')).toBe('close')
-    const trickle = setInterval(() => c.write(' '), 200)
-    try {
-      expect(await closedWithin(c, CLOSE_BOUND_MS)).toBe(true)
-    } finally {
-      clearInterval(trickle)
-    }
+    expect(await closedWhileTrickling(c)).toBe(true)
   }, 60_000)
 
   it('a body declared over the cap is a 413 before any of it is read, and the connection closes', async () => {
