@@ -123,6 +123,7 @@ export async function databaseOutage(options: ScenarioOptions): Promise<Scenario
     const withoutRetryAfter = unavailable.filter((a) => a.headers.get('retry-after') === null)
     const retryAfter = unavailable.length - withoutRetryAfter.length
     report.figures.push(['503s', `${unavailable.length} of ${answers.length} answers; ${retryAfter} with Retry-After`])
+    check(report, withoutRetryAfter.length === 0, `${withoutRetryAfter.length} 503s without Retry-After`)
     const badBody = unavailable.filter((a) => typeof (a.json as { detail?: unknown })?.detail !== 'string')
     check(report, badBody.length === 0, `${badBody.length} 503s without a detail`)
     check(report, server.alive(), 'the server process died')

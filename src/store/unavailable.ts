@@ -1,16 +1,17 @@
 import { AppError } from '../errors.js'
+import { STORAGE_RETRY_AFTER_S } from './storage-fault.js'
 
 /**
  * The database could not be reached or gave up on a statement (connection refused or reset, server shutting
  * down, connect or statement timeout). An `AppError('unavailable')`, so the HTTP layer answers
- * 503 `{"detail":"Service Unavailable"}` without knowing anything about drivers; `reason` is a short,
+ * 503 `{"detail":"Service Unavailable"}` with `Retry-After` without knowing anything about drivers; `reason` is a short,
  * address-free classification for readiness probes, and `cause` keeps the driver's error for the log.
  */
 export class DatabaseUnavailable extends AppError {
   readonly reason: string
 
   constructor(reason: string, cause: unknown) {
-    super('unavailable', 'Service Unavailable', { cause })
+    super('unavailable', 'Service Unavailable', { cause, headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_S) } })
     this.reason = reason
   }
 }
