@@ -180,7 +180,15 @@ export class NodeIdentity {
       defaultOutputModes: ['application/json'],
       authentication: {
         schemes: ['Bearer'],
-        publicPaths: ['/health', '/.well-known/agent.json', '/.well-known/agent.json/keys', '/.well-known/a2a-capability-card.json'],
+        // What answers without a token here (`security: []` in openapi.yaml); /health needs one since it reports counts.
+        publicPaths: [
+          '/health/live',
+          '/health/ready',
+          '/.well-known/agent.json',
+          '/.well-known/agent.json/keys',
+          '/.well-known/agent-card.json',
+          '/.well-known/a2a-capability-card.json',
+        ],
         description: 'Authorization: Bearer <token> on every other path',
       },
       endpoints: [
@@ -193,7 +201,8 @@ export class NodeIdentity {
         { method: 'GET', path: '/.well-known/a2a-capability-card.json', summary: 'Signed capability card' },
         { method: 'GET', path: '/.well-known/agent.json/keys', summary: 'JWKS (agent-card and receipt keys)' },
         { method: 'GET', path: '/tasks', summary: 'List tasks' },
-        { method: 'GET', path: '/health', summary: 'Health' },
+        { method: 'GET', path: '/health', summary: 'Health: counts and queue depth (token)' },
+        { method: 'GET', path: '/health/ready', summary: 'Readiness' },
         { method: 'GET', path: '/openapi.json', summary: 'OpenAPI document' },
       ],
       capabilityCard: { alg: signed.alg, card: signed.card, signature: signed.signature },

@@ -198,5 +198,24 @@ for (const engine of testEngines()) {
       })
       expect(report.ok).toBe(true)
     })
+
+    it('lists as public in its agent card exactly paths that answer without a token, and only endpoints it has', async () => {
+      const card = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent.json', token: null })).json as {
+        authentication: { publicPaths: string[] }
+        endpoints: { method: string; path: string }[]
+      }
+      expect(card.authentication.publicPaths).toContain('/health/ready')
+      for (const path of card.authentication.publicPaths) {
+        const anonymous = await rawRequest(app.url, { method: 'GET', path, token: null })
+        expect({ path, status: anonymous.status }).toEqual({ path, status: 200 })
+      }
+      for (const { method, path } of card.endpoints) {
+        // A made-up id stands for each path parameter: the route exists if the answer is not 404 "no such path".
+        const concrete = path.replace(/\{[^}]+\}/g, 'no-such-id')
+        const answer = await rawRequest(app.url, { method, path: concrete, body: method === 'POST' ? '{}' : undefined })
+        expect({ method, path, status: answer.status }).not.toEqual({ method, path, status: 405 })
+        expect({ method, path, detail: (answer.json as { detail?: unknown } | undefined)?.detail }).not.toEqual({ method, path, detail: 'Not Found' })
+      }
+    })
   })
 }
