@@ -80,7 +80,7 @@ export function combine(results: readonly LoadResult[]): LoadResult {
   }
 }
 
-async function runOnce(subject: Subject, settings: Settings, duration: number): Promise<LoadResult & { cpuUsPerOp: number }> {
+async function runOnce(subject: Subject, settings: Settings, duration: number, warmup = false): Promise<LoadResult & { cpuUsPerOp: number }> {
   await subject.prepare?.()
   const before = subject.failures?.() ?? 0
   const procs = targetsOf(subject)
@@ -103,7 +103,7 @@ async function runOnce(subject: Subject, settings: Settings, duration: number): 
     ),
   )
   const cpuUsPerOp = ((cpuOf() - cpuBefore) * 1000) / (result.total / (subject.requestsPerOp ?? 1))
-  assertClean(`${subject.label} (${subject.proc.name})`, result)
+  assertClean(`${subject.label} (${subject.proc.name})`, result, warmup)
   const failed = (subject.failures?.() ?? 0) - before
   if (failed > 0) throw new Error(`${subject.label} (${subject.proc.name}): ${failed} answers were errors`)
   return { ...result, cpuUsPerOp }
@@ -117,7 +117,7 @@ export async function runCase(
   log: (line: string) => void,
 ): Promise<CaseSummary> {
   log(`\n## ${title}`)
-  if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup)
+  if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup, true)
   const rounds = new Map<Subject, (LoadResult & { cpuUsPerOp: number })[]>(subjects.map((s) => [s, []]))
   for (let r = 0; r < settings.rounds; r++) {
     for (const subject of subjects) {
