@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { combine, split } from '../../../scripts/bench/cases.js'
-import { addHistograms, derivedCeiling, nodeReads, parseHistogram, partitionSettings } from '../../../scripts/bench/replicas.js'
+import { addHistograms, derivedCeiling, lockHold, nodeReads, parseHistogram, partitionSettings, scrapeMetrics } from '../../../scripts/bench/replicas.js'
+import { bernsteinCommand, cleanupDirs, startBernstein, tempDir } from '../../../scripts/bench/systems.js'
 
 const EXPOSITION = `# HELP bernstein_chain_lock_hold_seconds How long a write holds its chain partition's lock
 # TYPE bernstein_chain_lock_hold_seconds histogram
@@ -73,4 +74,23 @@ describe('bench replicas: partition settings and load spreading', () => {
       timeouts: 0,
     })
   })
+})
+
+describe('bench replicas: reading a real node', () => {
+  it("reads the node's /metrics with the bench's operator token, and says when the lock-hold histogram is absent", async () => {
+    const node = await startBernstein({ name: 'bernstein-a2a sqlite', command: bernsteinCommand(false), dataDir: tempDir('metrics') })
+    try {
+      await fetch(`${node.url}/health/ready`)
+      const text = await scrapeMetrics(node)
+      // A histogram every node exports: the scrape is authorised and parsed.
+      expect(parseHistogram(text, 'bernstein_http_request_duration_seconds')?.count).toBeGreaterThan(0)
+      const partitioned = { label: 'partitioned', partitions: 8, env: { BERNSTEIN_CHAIN_SHARDS: '8' } }
+      const hold = await lockHold(partitioned, [node])
+      if (parseHistogram(text, 'bernstein_chain_lock_hold_seconds') === null) expect(hold).toMatchObject({ meanMs: null, ceiling: null, partitions: 8 })
+      else expect(hold.partitions).toBe(8)
+    } finally {
+      await node.stop()
+      cleanupDirs()
+    }
+  }, 60_000)
 })
