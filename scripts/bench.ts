@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only send,get,lifecycle,scale,micro,startup] [-- --rounds N --duration S
- * --connections C --no-build]`
+ * `npm run bench [-- --quick] [-- --only send,get,lifecycle,replicas,v1,scale,micro,startup] [-- --rounds N
+ * --duration S --connections C --no-build --partitions P --partition-env NAME --v1-agent-env NAME=VALUE]`
  *
  * Measures bernstein-a2a side by side with what users would pick instead (the official A2A JS SDK) and with the
  * framework's ceiling (bare Express 5), every system in its own process on loopback, driven by autocannon with the
- * same connections and duration, interleaved round by round; then the in-process micro-benchmarks against the raw
- * node:crypto primitives. Prints a table with ratios and PASS/MISS targets, and writes bench/results.json and
+ * same connections and duration, interleaved round by round; sends on 1 and 3 replicas sharing one PostgreSQL, not
+ * partitioned and partitioned; the A2A v1.0 binding beside the SDK (each v1 case only where the node supports it);
+ * then the in-process micro-benchmarks against the raw node:crypto primitives. Prints a table with ratios and PASS/MISS targets, and writes bench/results.json and
  * bench/results.md (bench/results-<cases>.* for a run limited by --only). It fails (exit 1) only when the harness
  * itself fails: a system that does not start, or answers errors; never because a figure is low.
  */
@@ -31,6 +32,7 @@ import {
 } from './bench/cases.js'
 import { type MicroResult, cardVerification, chainVerification, peerSignatures } from './bench/micro.js'
 import type { RunningProcess } from './bench/proc.js'
+import { type LockHold, LOCK_HOLD_METRIC, lockHold, nodeReads, partitionSettings, replicaSubjects } from './bench/replicas.js'
 import { type Report, markdown, ratiosAndTargets } from './bench/report.js'
 import { seedTasks } from './bench/seed.js'
 import { median } from './bench/stats.js'
@@ -47,8 +49,10 @@ import {
   startBernstein,
   startExpress,
   startSdk,
+  startSdkDurable,
   tempDir,
 } from './bench/systems.js'
+import { COMPLETE_PREFIX, type FanOutResult, V1_PATH, completedTask, conformanceAgentAbsent, fanOut } from './bench/v1.js'
 
 interface Options {
   readonly quick: boolean
@@ -61,9 +65,16 @@ interface Options {
   readonly microRounds: number
   readonly startups: number
   readonly seedBudgetSeconds: number
+  /** Partitions of the partitioned replica setting, and the node's variable that sets them. */
+  readonly partitions: number
+  readonly partitionEnv: string
+  /** The node's environment that enables the in-process conformance agent (NAME=VALUE). */
+  readonly v1AgentEnv: Readonly<Record<string, string>>
+  readonly fanOutSubscribers: number
+  readonly fanOutSeconds: number
 }
 
-const ALL_CASES = ['startup', 'send', 'get', 'lifecycle', 'scale', 'micro']
+const ALL_CASES = ['startup', 'send', 'get', 'lifecycle', 'replicas', 'v1', 'scale', 'micro']
 
 function parseArgs(argv: readonly string[]): Options {
   const value = (name: string): string | undefined => {
@@ -78,6 +89,9 @@ function parseArgs(argv: readonly string[]): Options {
     return n
   }
   const quick = argv.includes('--quick')
+  const agentEnv = value('--v1-agent-env') ?? 'BERNSTEIN_A2A_CONFORMANCE_AGENT=true'
+  const eq = agentEnv.indexOf('=')
+  if (eq <= 0) throw new Error(`--v1-agent-env must be NAME=VALUE, got '${agentEnv}'`)
   const only = value('--only')
   const unknown = only?.split(',').filter((c) => !ALL_CASES.includes(c)) ?? []
   if (unknown.length > 0) throw new Error(`--only: unknown case(s) ${unknown.join(', ')}; known: ${ALL_CASES.join(', ')}`)
@@ -97,6 +111,11 @@ function parseArgs(argv: readonly string[]): Options {
     microRounds: quick ? 3 : 7,
     startups: quick ? 2 : 5,
     seedBudgetSeconds: quick ? 30 : 240,
+    partitions: Math.floor(number('--partitions', 8)),
+    partitionEnv: value('--partition-env') ?? 'BERNSTEIN_CHAIN_SHARDS',
+    v1AgentEnv: { [agentEnv.slice(0, eq)]: agentEnv.slice(eq + 1) },
+    fanOutSubscribers: 100,
+    fanOutSeconds: quick ? 2 : 10,
   }
 }
 
@@ -106,6 +125,14 @@ const log = (line: string): void => {
 
 /** The PostgreSQL database of this run, if any (dropped at the end, or on interrupt). */
 let db: BenchDatabase | null = null
+/** The replica case's databases, one per partition setting (dropped at the end, or on interrupt). */
+const replicaDbs: BenchDatabase[] = []
+
+async function dropAll(): Promise<void> {
+  const all = [...(db ? [db] : []), ...replicaDbs.splice(0)]
+  db = null
+  for (const d of all) await d.drop().catch((error: unknown) => log(`could not drop a benchmark database: ${String(error)}`))
+}
 
 /** Every process started by this run, so that a failure anywhere still stops them all. */
 const running = new Set<RunningProcess>()
@@ -177,12 +204,22 @@ async function sendCase(command: ServerCommand, db: BenchDatabase | null, settin
   const b = await startBernsteins(command, db, true)
   const express = await started(startExpress())
   const sdk = await started(startSdk())
+  const sdkDurable = await started(startSdkDurable(join(tempDir('sdk-sqlite'), 'a2a.sqlite')))
   const rpc = new JsonRpc()
+  const durableRpc = new JsonRpc()
   const subjects: Subject[] = [
     { label: 'bernstein-a2a sqlite', proc: b.sqlite, requests: sendRequests(true) },
     ...(b.normal ? [{ label: 'bernstein-a2a sqlite NORMAL', proc: b.normal, requests: sendRequests(true) }] : []),
     ...(b.postgres ? [{ label: 'bernstein-a2a postgres', proc: b.postgres, requests: sendRequests(true) }] : []),
     { label: 'a2a-sdk SendMessage', proc: sdk, requests: rpc.sendMessage(), failures: rpc.failures, prepare: () => resetBaseline(sdk) },
+    // Its database keeps growing, as this server's does; the reset only collects garbage.
+    {
+      label: 'a2a-sdk SendMessage sqlite',
+      proc: sdkDurable,
+      requests: durableRpc.sendMessage(),
+      failures: durableRpc.failures,
+      prepare: () => resetBaseline(sdkDurable),
+    },
     { label: 'express', proc: express, requests: sendRequests(false), prepare: () => resetBaseline(express) },
   ]
   try {
@@ -219,8 +256,10 @@ async function getCase(command: ServerCommand, db: BenchDatabase | null, setting
     )
     log(`  pre-created ${precreate} tasks on each system`)
     const rpc = new JsonRpc()
+    const v1 = new JsonRpc({ path: V1_PATH, headers: AUTH_HEADERS })
     const subjects: Subject[] = [
       { label: 'bernstein-a2a sqlite', proc: b.sqlite, requests: getRequests(sqliteIds, true) },
+      { label: 'bernstein-a2a v1 GetTask', proc: b.sqlite, requests: v1.getTask(sqliteIds), failures: v1.failures },
       ...(b.postgres ? [{ label: 'bernstein-a2a postgres', proc: b.postgres, requests: getRequests(pgIds, true) }] : []),
       { label: 'a2a-sdk GetTask', proc: sdk, requests: rpc.getTask(sdkIds), failures: rpc.failures },
       { label: 'express', proc: express, requests: getRequests(expressIds, false) },
@@ -253,6 +292,123 @@ async function lifecycleCase(command: ServerCommand, db: BenchDatabase | null, s
   ]
   try {
     return await runCase('lifecycle', `claim-next + complete (${count} tasks per run; ops = lifecycles)`, subjects, settings, log)
+  } finally {
+    await stopAll()
+  }
+}
+
+/** The replica case's figures beyond the load table. */
+interface ReplicaOutcome {
+  readonly summary: CaseSummary
+  readonly lockHold: LockHold[]
+  readonly partitionNote: string
+}
+
+async function replicaCase(command: ServerCommand, adminUrl: string, options: Options): Promise<ReplicaOutcome> {
+  log('\n# starting systems for: replicas (PostgreSQL, one database per partition setting)')
+  const settings = partitionSettings(options.partitionEnv, options.partitions)
+  const read = nodeReads(options.partitionEnv)
+  const partitionNote = read
+    ? `Replicas: partitioned means ${options.partitionEnv}=${options.partitions}, not partitioned ${options.partitionEnv}=1, passed to every replica.`
+    : `Replicas: the partition setting is passed as ${options.partitionEnv}=1 or =${options.partitions}, which this node's configuration does not read yet (src/config.ts), so "partitioned" and "not partitioned" ran the same code.`
+  log(`  ${partitionNote}`)
+  const sets: { setting: (typeof settings)[number]; replicas: RunningProcess[] }[] = []
+  for (const setting of settings) {
+    const database = await createBenchDatabase(adminUrl)
+    replicaDbs.push(database)
+    // One data directory for the three, as a shared volume: the same keys on every replica (docs/postgresql.md).
+    const dataDir = tempDir(`replicas-${setting.partitions}`)
+    const replicas: RunningProcess[] = []
+    // The first one migrates the database alone; the others start on it.
+    for (let i = 0; i < 3; i++)
+      replicas.push(
+        await started(startBernstein({ name: `bernstein-a2a pg r${i + 1} ${setting.label}`, command, dataDir, databaseUrl: database.url, env: setting.env })),
+      )
+    sets.push({ setting, replicas })
+  }
+  const subjects = sets.flatMap(({ setting, replicas }) => replicaSubjects(setting, replicas, sendRequests(true)))
+  try {
+    const summary = await runCase(
+      'replicas',
+      'POST /a2a/tasks/send on replicas sharing one PostgreSQL (connections split between the replicas)',
+      subjects,
+      options.settings,
+      log,
+    )
+    const holds: LockHold[] = []
+    for (const { setting, replicas } of sets) holds.push(await lockHold(setting, replicas))
+    for (const h of holds)
+      log(
+        h.meanMs === null
+          ? `  lock hold (${h.setting}): n/a: metric ${LOCK_HOLD_METRIC} not present`
+          : `  lock hold (${h.setting}): mean ${h.meanMs.toFixed(3)} ms over ${h.samples} writes; derived ceiling ${h.ceiling?.toFixed(0) ?? 'n/a'} writes/s`,
+      )
+    return { summary, lockHold: holds, partitionNote }
+  } finally {
+    await stopAll()
+  }
+}
+
+/** The A2A v1.0 figures beyond the load table: what was skipped and why, and the stream fan-out. */
+interface V1Outcome {
+  readonly summary: CaseSummary | null
+  readonly fanOut: FanOutResult | null
+  readonly skipped: string[]
+}
+
+async function v1Case(command: ServerCommand, options: Options): Promise<V1Outcome> {
+  log('\n# starting systems for: v1 (A2A v1.0 SendMessage with the conformance agent, stream fan-out)')
+  const node = await started(
+    startBernstein({
+      name: 'bernstein-a2a sqlite v1',
+      command,
+      dataDir: tempDir('v1'),
+      // A blocking SendMessage answers at the latest after this, completed or not: the probe's bound.
+      env: { ...options.v1AgentEnv, BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS: '3000' },
+    }),
+  )
+  const skipped: string[] = []
+  let summary: CaseSummary | null = null
+  let fan: FanOutResult | null = null
+  try {
+    const agentEnv = Object.entries(options.v1AgentEnv)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')
+    const absent = await conformanceAgentAbsent(node, 10_000)
+    if (absent !== null) {
+      skipped.push(`v1 SendMessage: ${absent}; the node ran with ${agentEnv}`)
+      log(`  ${skipped[skipped.length - 1]}`)
+    } else {
+      const sdk = await started(startSdk())
+      const ours = new JsonRpc({ path: V1_PATH, headers: AUTH_HEADERS, messagePrefix: COMPLETE_PREFIX, accept: completedTask })
+      const theirs = new JsonRpc({ accept: completedTask })
+      summary = await runCase(
+        'v1',
+        'A2A v1.0 SendMessage, blocking, completed in process (bernstein-a2a: the conformance agent)',
+        [
+          { label: 'bernstein-a2a v1 SendMessage', proc: node, requests: ours.sendMessage(), failures: ours.failures },
+          { label: 'a2a-sdk SendMessage', proc: sdk, requests: theirs.sendMessage(), failures: theirs.failures, prepare: () => resetBaseline(sdk) },
+        ],
+        options.settings,
+        log,
+      )
+    }
+    await stopAll()
+    // The fan-out's task is moved by a worker through the lifecycle API: on a node without the in-process agent,
+    // which would otherwise answer it first.
+    const plain = await started(startBernstein({ name: 'bernstein-a2a sqlite v1 streams', command, dataDir: tempDir('v1-streams') }))
+    log(`\n## stream fan-out: ${options.fanOutSubscribers} subscribers (SubscribeToTask) on one task, progress reported on it for ${options.fanOutSeconds} s`)
+    const result = await fanOut(plain, options.fanOutSubscribers, options.fanOutSeconds)
+    if (typeof result === 'string') {
+      skipped.push(`stream fan-out: ${result}`)
+      log(`  ${result}`)
+    } else {
+      fan = result
+      log(
+        `  ${result.produced} progress reports, ${result.deliveredPerSecond.toFixed(0)} events/s delivered to ${result.subscribers} subscribers; ${(result.completeness * 100).toFixed(0)} % of the expected deliveries arrived`,
+      )
+    }
+    return { summary, fanOut: fan, skipped }
   } finally {
     await stopAll()
   }
@@ -319,11 +475,29 @@ async function main(): Promise<void> {
   const micro: MicroResult[] = []
   let ready: StartupTimes = { wall: [], cpu: [], reference: [] }
   let seeded: Record<string, number> = {}
+  let holds: LockHold[] = []
+  let fan: FanOutResult | null = null
+  const skipped: string[] = []
   try {
     if (options.only.has('startup')) ready = await startupCase(command, options.startups)
     if (options.only.has('send')) cases.push(await sendCase(command, db, settings))
     if (options.only.has('get')) cases.push(await getCase(command, db, settings, options.quick ? 200 : 1000))
     if (options.only.has('lifecycle')) cases.push(await lifecycleCase(command, db, settings, options.quick ? 200 : 600))
+    if (options.only.has('replicas')) {
+      if (adminUrl === null) skipped.push('replicas: skipped: TEST_DATABASE_URL is not set')
+      else {
+        const replicas = await replicaCase(command, adminUrl, options)
+        cases.push(replicas.summary)
+        holds = replicas.lockHold
+        notes.push(replicas.partitionNote)
+      }
+    }
+    if (options.only.has('v1')) {
+      const v1 = await v1Case(command, options)
+      if (v1.summary) cases.push(v1.summary)
+      fan = v1.fanOut
+      skipped.push(...v1.skipped)
+    }
     if (options.only.has('scale')) {
       const scale = await scaleCase(command, settings, options.sizes, options.seedBudgetSeconds)
       cases.push(scale.summary)
@@ -338,7 +512,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await stopAll()
-    if (db) await db.drop().catch((error: unknown) => log(`could not drop the benchmark database: ${String(error)}`))
+    await dropAll()
     cleanupDirs()
   }
 
@@ -355,7 +529,10 @@ async function main(): Promise<void> {
     referenceMs: ready.reference,
     referenceMedianMs: median(ready.reference),
   }
-  const { ratios, targets } = ratiosAndTargets(cases, micro, startup, options.only.has('scale') ? options.sizes : [])
+  const { ratios, targets } = ratiosAndTargets(cases, micro, startup, options.only.has('scale') ? options.sizes : [], {
+    lockHold: holds,
+    lockHoldMeasured: options.only.has('replicas') && adminUrl !== null,
+  })
   const report: Report = {
     generatedAt: startedAt.toISOString(),
     mode: options.quick ? 'quick' : 'full',
@@ -366,6 +543,9 @@ async function main(): Promise<void> {
     startup,
     ratios,
     targets,
+    lockHold: holds,
+    fanOut: fan,
+    skipped,
     notes,
   }
   const dir = join(ROOT, 'bench')
@@ -381,7 +561,7 @@ async function main(): Promise<void> {
 
 const interrupted = (): void => {
   void stopAll()
-    .then(() => db?.drop())
+    .then(() => dropAll())
     .catch(() => {})
     .finally(() => {
       cleanupDirs()

@@ -19,6 +19,11 @@ export interface Settings {
 export interface Subject {
   readonly label: string
   readonly proc: RunningProcess
+  /**
+   * Replicas of `proc` (itself included) that share the load, as behind a load balancer: the connections are split
+   * between them, each runs its share at once, and the figures are their sum (p50 and p99 the worst replica's).
+   */
+  readonly replicas?: readonly RunningProcess[]
   readonly headers?: Readonly<Record<string, string>>
   /** Built fresh for every run (pipelines may carry state, such as a cycling index). */
   readonly requests: () => AutocannonRequest[]
@@ -52,20 +57,53 @@ export interface CaseSummary {
   readonly subjects: readonly SubjectSummary[]
 }
 
-async function runOnce(subject: Subject, settings: Settings, duration: number): Promise<LoadResult & { cpuUsPerOp: number }> {
+/** The processes a subject's load goes to (one, or its replicas). */
+const targetsOf = (subject: Subject): readonly RunningProcess[] => (subject.replicas && subject.replicas.length > 0 ? subject.replicas : [subject.proc])
+
+/** Splits `total` into `parts` whole shares as even as possible (the first ones get the remainder). */
+export function split(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0))
+}
+
+/** One run's figures over several processes run at once: throughputs and counts add up, latencies are the worst. */
+export function combine(results: readonly LoadResult[]): LoadResult {
+  const sum = (f: (r: LoadResult) => number): number => results.reduce((a, r) => a + f(r), 0)
+  return {
+    rps: sum((r) => r.rps),
+    p50: Math.max(...results.map((r) => r.p50)),
+    p99: Math.max(...results.map((r) => r.p99)),
+    total: sum((r) => r.total),
+    durationS: Math.max(...results.map((r) => r.durationS)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+  }
+}
+
+async function runOnce(subject: Subject, settings: Settings, duration: number, warmup = false): Promise<LoadResult & { cpuUsPerOp: number }> {
   await subject.prepare?.()
   const before = subject.failures?.() ?? 0
-  const cpuBefore = subject.proc.cpuMs()
-  const result = await runLoad({
-    url: subject.proc.url,
-    connections: settings.connections,
-    duration,
-    ...(subject.amount !== undefined && { amount: subject.amount }),
-    ...(subject.headers !== undefined && { headers: subject.headers }),
-    requests: subject.requests(),
-  })
-  const cpuUsPerOp = ((subject.proc.cpuMs() - cpuBefore) * 1000) / (result.total / (subject.requestsPerOp ?? 1))
-  assertClean(`${subject.label} (${subject.proc.name})`, result)
+  const procs = targetsOf(subject)
+  const cpuOf = (): number => procs.reduce((a, p) => a + p.cpuMs(), 0)
+  const cpuBefore = cpuOf()
+  const connections = split(settings.connections, procs.length)
+  const amounts = subject.amount === undefined ? undefined : split(subject.amount, procs.length)
+  const result = combine(
+    await Promise.all(
+      procs.map((proc, i) =>
+        runLoad({
+          url: proc.url,
+          connections: connections[i] as number,
+          duration,
+          ...(amounts !== undefined && { amount: amounts[i] as number }),
+          ...(subject.headers !== undefined && { headers: subject.headers }),
+          requests: subject.requests(),
+        }),
+      ),
+    ),
+  )
+  const cpuUsPerOp = ((cpuOf() - cpuBefore) * 1000) / (result.total / (subject.requestsPerOp ?? 1))
+  assertClean(`${subject.label} (${subject.proc.name})`, result, warmup)
   const failed = (subject.failures?.() ?? 0) - before
   if (failed > 0) throw new Error(`${subject.label} (${subject.proc.name}): ${failed} answers were errors`)
   return { ...result, cpuUsPerOp }
@@ -79,7 +117,7 @@ export async function runCase(
   log: (line: string) => void,
 ): Promise<CaseSummary> {
   log(`\n## ${title}`)
-  if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup)
+  if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup, true)
   const rounds = new Map<Subject, (LoadResult & { cpuUsPerOp: number })[]>(subjects.map((s) => [s, []]))
   for (let r = 0; r < settings.rounds; r++) {
     for (const subject of subjects) {
@@ -103,7 +141,7 @@ export async function runCase(
         rps: median(results.map((x) => x.rps)) / per,
         p50: median(results.map((x) => x.p50)),
         p99: median(results.map((x) => x.p99)),
-        peakRssMb: subject.proc.peakRssMb(),
+        peakRssMb: Math.max(...targetsOf(subject).map((p) => p.peakRssMb())),
         readyMs: subject.proc.readyMs,
         cpuUsPerOp: median(results.map((x) => x.cpuUsPerOp)),
         rounds: results,
@@ -137,15 +175,31 @@ export function getRequests(ids: readonly string[], auth: boolean): () => Autoca
   }
 }
 
-/** JSON-RPC against the A2A SDK; answers that carry `error` instead of `result` are counted in `failures`. */
+/**
+ * A2A v1.0 JSON-RPC, against the A2A SDK (at `/`) or against bernstein-a2a's binding (at `/a2a/v1`, with its
+ * token); answers that carry `error` instead of `result` are counted in `failures`, and so are those `accept`
+ * refuses (a SendMessage whose task did not complete, for example).
+ */
 export class JsonRpc {
   #failures = 0
   #seq = 0
+  readonly #path: string
+  readonly #headers: Readonly<Record<string, string>>
+  readonly #accept: (body: string) => boolean
+  /** `messageId` of each SendMessage: this prefix and a sequence number (`tck-complete-task-…` selects the conformance agent's behaviour). */
+  readonly #messagePrefix: string
+
+  constructor(options: { path?: string; headers?: Readonly<Record<string, string>>; messagePrefix?: string; accept?: (body: string) => boolean } = {}) {
+    this.#path = options.path ?? '/'
+    this.#headers = { ...JSON_HEADERS, 'a2a-version': '1.0', ...options.headers }
+    this.#messagePrefix = options.messagePrefix ?? 'm'
+    this.#accept = options.accept ?? (() => true)
+  }
 
   failures = (): number => this.#failures
 
   #check = (_status: number, body: string): void => {
-    if (!body.startsWith('{"jsonrpc":"2.0"') || !body.includes('"result":')) this.#failures++
+    if (!body.startsWith('{"jsonrpc":"2.0"') || !body.includes('"result":') || !this.#accept(body)) this.#failures++
   }
 
   /** SendMessage (v1.0), a fresh messageId each time. */
@@ -153,9 +207,9 @@ export class JsonRpc {
     return () => [
       {
         method: 'POST',
-        path: '/',
-        headers: { ...JSON_HEADERS, 'a2a-version': '1.0' },
-        setupRequest: (request) => ({ ...request, body: sendMessageBody(`m-${++this.#seq}`) }),
+        path: this.#path,
+        headers: this.#headers,
+        setupRequest: (request) => ({ ...request, body: sendMessageBody(`${this.#messagePrefix}-${++this.#seq}`) }),
         onResponse: this.#check,
       },
     ]
@@ -168,8 +222,8 @@ export class JsonRpc {
       return [
         {
           method: 'POST',
-          path: '/',
-          headers: { ...JSON_HEADERS, 'a2a-version': '1.0' },
+          path: this.#path,
+          headers: this.#headers,
           setupRequest: (request) => ({
             ...request,
             body: JSON.stringify({ jsonrpc: '2.0', id: ++this.#seq, method: 'GetTask', params: { id: ids[i++ % ids.length] } }),

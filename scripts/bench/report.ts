@@ -1,7 +1,9 @@
 /** The results table, the ratios and the targets (PASS/MISS lines, never a failure), as Markdown and JSON. */
 import type { CaseSummary, SubjectSummary } from './cases.js'
 import type { MicroResult } from './micro.js'
+import { LOCK_HOLD_METRIC, type LockHold, replicaLabel } from './replicas.js'
 import { medianOfRatios } from './stats.js'
+import type { FanOutResult } from './v1.js'
 
 export interface Ratio {
   readonly name: string
@@ -15,6 +17,8 @@ export interface Target {
   readonly pass: boolean | null
   readonly measured: string
   readonly goal: string
+  /** Why a target was not judged (printed instead of "not measured in this run"). */
+  readonly skipReason?: string
 }
 
 /** Start-up of bernstein-a2a (wall and its own CPU, ms) and of the bare node:http reference started beside it. */
@@ -37,6 +41,11 @@ export interface Report {
   readonly startup: Startup
   readonly ratios: readonly Ratio[]
   readonly targets: readonly Target[]
+  /** The chain lock hold read from the replicas' /metrics, per partition setting (empty when not measured). */
+  readonly lockHold: readonly LockHold[]
+  readonly fanOut: FanOutResult | null
+  /** Cases that could not run on this node, each with its reason ("skipped: …"). */
+  readonly skipped: readonly string[]
   readonly notes: readonly string[]
 }
 
@@ -92,6 +101,19 @@ export function markdown(report: Report): string {
       `(${report.startup.referenceMs.map((ms) => fmt(ms)).join(', ')} ms).`,
   )
   lines.push('')
+  for (const h of report.lockHold)
+    lines.push(
+      h.meanMs === null
+        ? `Chain lock hold (${h.setting}): n/a: metric ${LOCK_HOLD_METRIC} not present.`
+        : `Chain lock hold (${h.setting}, ${h.partitions} partition${h.partitions > 1 ? 's' : ''}): mean ${fmt(h.meanMs, 3)} ms over ${h.samples} writes on all replicas; derived ceiling ${fmt(h.ceiling ?? Number.NaN)} writes/s (partitions ÷ mean hold).`,
+    )
+  if (report.fanOut)
+    lines.push(
+      `Stream fan-out: ${report.fanOut.subscribers} subscribers on one task, ${report.fanOut.produced} progress reports in ${fmt(report.fanOut.seconds, 1)} s: ` +
+        `${fmt(report.fanOut.deliveredPerSecond)} events/s delivered, ${pct(report.fanOut.completeness)} of the expected deliveries arrived.`,
+    )
+  for (const s of report.skipped) lines.push(`- ${s}`)
+  if (report.lockHold.length > 0 || report.fanOut || report.skipped.length > 0) lines.push('')
   lines.push('## Ratios')
   lines.push('')
   lines.push(
@@ -105,7 +127,7 @@ export function markdown(report: Report): string {
   lines.push('```')
   for (const t of report.targets)
     lines.push(
-      `${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.pass === null ? 'not measured in this run' : t.measured} (goal ${t.goal})`,
+      `${t.pass === null ? 'SKIP' : t.pass ? 'PASS' : 'MISS'}  ${t.name}: ${t.pass === null ? (t.skipReason ?? 'not measured in this run') : t.measured} (goal ${t.goal})`,
     )
   lines.push('```')
   if (report.notes.length > 0) {
@@ -116,57 +138,74 @@ export function markdown(report: Report): string {
   return lines.join('\n')
 }
 
+/** The replica case's lock hold, and whether the run tried to measure it at all. */
+export interface WritePathExtras {
+  readonly lockHold: readonly LockHold[]
+  readonly lockHoldMeasured: boolean
+}
+
+/** The goal for the cluster ceiling the lock hold implies (judged for each partition setting). */
+export const CEILING_GOAL = 10_000
+
 export function ratiosAndTargets(
   cases: readonly CaseSummary[],
   micro: readonly MicroResult[],
   startup: Startup,
   scaleSizes: readonly number[],
+  extras: WritePathExtras = { lockHold: [], lockHoldMeasured: false },
 ): { ratios: Ratio[]; targets: Target[] } {
   const ratios: Ratio[] = []
   const targets: Target[] = []
-  const ratio = (name: string, a: SubjectSummary | undefined, b: SubjectSummary | undefined, meaning: string): number => {
+  /** Throughput of `ours` ÷ `theirs` in case `caseName`, recorded when both ran (NaN otherwise). */
+  const ratio = (name: string, caseName: string, ours: string, theirs: string, meaning: string): number => {
+    const a = find(cases, caseName, ours)
+    const b = find(cases, caseName, theirs)
     const value = a && b ? pairedRatio(a, b, 'rps') : Number.NaN
     if (a && b) ratios.push({ name, value, meaning })
     return value
   }
+  const sendSdkDurable = ratio(
+    'send ÷ SDK SendMessage with its durable SQLite store',
+    'send',
+    'bernstein-a2a sqlite',
+    'a2a-sdk SendMessage sqlite',
+    'throughput of a signed, durable, validated send against the official SDK on its DatabaseTaskStore (Kysely + better-sqlite3, WAL, synchronous=FULL)',
+  )
   const sendSdk = ratio(
     'send ÷ SDK SendMessage',
-    find(cases, 'send', 'bernstein-a2a sqlite'),
-    find(cases, 'send', 'a2a-sdk SendMessage'),
+    'send',
+    'bernstein-a2a sqlite',
+    'a2a-sdk SendMessage',
     'throughput of a signed, durable, validated send against the official SDK answering from memory',
   )
-  const sendExpress = ratio(
-    'send ÷ bare express',
-    find(cases, 'send', 'bernstein-a2a sqlite'),
-    find(cases, 'send', 'express'),
-    'share of the framework ceiling kept while doing the real work',
-  )
-  ratio(
-    'send (synchronous=NORMAL) ÷ send (FULL)',
-    find(cases, 'send', 'bernstein-a2a sqlite NORMAL'),
-    find(cases, 'send', 'bernstein-a2a sqlite'),
-    'what fsync on every commit costs',
-  )
-  ratio(
-    'send PostgreSQL ÷ SDK SendMessage',
-    find(cases, 'send', 'bernstein-a2a postgres'),
-    find(cases, 'send', 'a2a-sdk SendMessage'),
-    'the same against the SDK, on PostgreSQL',
-  )
+  const sendExpress = ratio('send ÷ bare express', 'send', 'bernstein-a2a sqlite', 'express', 'share of the framework ceiling kept while doing the real work')
+  ratio('send (synchronous=NORMAL) ÷ send (FULL)', 'send', 'bernstein-a2a sqlite NORMAL', 'bernstein-a2a sqlite', 'what fsync on every commit costs')
+  const sendPg = ratio('send PostgreSQL ÷ SQLite', 'send', 'bernstein-a2a postgres', 'bernstein-a2a sqlite', 'one replica on PostgreSQL against one on SQLite')
+  ratio('send PostgreSQL ÷ SDK SendMessage', 'send', 'bernstein-a2a postgres', 'a2a-sdk SendMessage', 'the same against the SDK, on PostgreSQL')
   const getExpress = ratio(
     'GET ÷ bare express',
-    find(cases, 'get', 'bernstein-a2a sqlite'),
-    find(cases, 'get', 'express'),
+    'get',
+    'bernstein-a2a sqlite',
+    'express',
     'an authenticated, validated read from the database against a Map lookup',
   )
-  ratio('GET ÷ SDK GetTask', find(cases, 'get', 'bernstein-a2a sqlite'), find(cases, 'get', 'a2a-sdk GetTask'), 'against the SDK reading its in-memory store')
-  ratio('GET PostgreSQL ÷ bare express', find(cases, 'get', 'bernstein-a2a postgres'), find(cases, 'get', 'express'), 'the same on PostgreSQL')
+  ratio('GET ÷ SDK GetTask', 'get', 'bernstein-a2a sqlite', 'a2a-sdk GetTask', 'against the SDK reading its in-memory store')
   ratio(
-    'lifecycle PostgreSQL ÷ SQLite',
-    find(cases, 'lifecycle', 'bernstein-a2a postgres'),
-    find(cases, 'lifecycle', 'bernstein-a2a sqlite'),
-    'claim-next + complete on the two engines',
+    'GetTask (A2A v1.0 JSON-RPC) ÷ SDK GetTask',
+    'get',
+    'bernstein-a2a v1 GetTask',
+    'a2a-sdk GetTask',
+    'the same method over the same binding, against the SDK reading its in-memory store',
   )
+  ratio(
+    'v1 SendMessage (blocking, conformance agent) ÷ SDK SendMessage',
+    'v1',
+    'bernstein-a2a v1 SendMessage',
+    'a2a-sdk SendMessage',
+    'a blocking SendMessage completed in process, against the SDK completing it at once in memory',
+  )
+  ratio('GET PostgreSQL ÷ bare express', 'get', 'bernstein-a2a postgres', 'express', 'the same on PostgreSQL')
+  ratio('lifecycle PostgreSQL ÷ SQLite', 'lifecycle', 'bernstein-a2a postgres', 'bernstein-a2a sqlite', 'claim-next + complete on the two engines')
 
   const cpuRatio = (name: string, caseName: string, ours: string, theirs: string, meaning: string): void => {
     const a = find(cases, caseName, ours)
@@ -180,12 +219,60 @@ export function ratiosAndTargets(
     'a2a-sdk SendMessage',
     'the same comparison by CPU time, which other load on the machine disturbs less than req/s',
   )
+  cpuRatio(
+    'send, server CPU per request: SDK durable store ÷ bernstein-a2a',
+    'send',
+    'bernstein-a2a sqlite',
+    'a2a-sdk SendMessage sqlite',
+    'against the SDK on its durable store, by CPU time',
+  )
   cpuRatio('send, server CPU per request: express ÷ bernstein-a2a', 'send', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
   cpuRatio('GET, server CPU per request: express ÷ bernstein-a2a', 'get', 'bernstein-a2a sqlite', 'express', 'share of the ceiling by CPU time')
 
-  targets.push({ name: 'send ≥ 1.0× the SDK SendMessage', pass: sendSdk >= 1, measured: `${fmt(sendSdk, 2)}×`, goal: '≥ 1.00×' })
+  const times = (value: number): string => `${fmt(value, 2)}×`
+  targets.push({
+    name: 'send ≥ 2.0× the SDK with its durable SQLite store',
+    pass: sendSdkDurable >= 2,
+    measured: times(sendSdkDurable),
+    goal: '≥ 2.00×',
+  })
+  targets.push({ name: 'send ≥ 0.6× the SDK in memory', pass: sendSdk >= 0.6, measured: times(sendSdk), goal: '≥ 0.60×' })
   targets.push({ name: 'send ≥ 40 % of bare express', pass: sendExpress >= 0.4, measured: pct(sendExpress), goal: '≥ 40 %' })
   targets.push({ name: 'GET ≥ 60 % of bare express', pass: getExpress >= 0.6, measured: pct(getExpress), goal: '≥ 60 %' })
+  targets.push({ name: 'send on PostgreSQL ≥ 0.5× send on SQLite (one replica)', pass: sendPg >= 0.5, measured: times(sendPg), goal: '≥ 0.50×' })
+  for (const setting of ['not partitioned', 'partitioned']) {
+    const value = ratio(
+      `writes/s, 3 replicas ÷ 1 replica (PostgreSQL, ${setting})`,
+      'replicas',
+      replicaLabel(3, setting),
+      replicaLabel(1, setting),
+      'whether replicas add write throughput or take it away (they share the same two cores here)',
+    )
+    targets.push({ name: `3 replicas ≥ 1 replica in writes/s (${setting})`, pass: value >= 1, measured: times(value), goal: '≥ 1.00×' })
+  }
+  ratio(
+    'writes/s on 3 replicas, partitioned ÷ not partitioned',
+    'replicas',
+    replicaLabel(3, 'partitioned'),
+    replicaLabel(3, 'not partitioned'),
+    'what partitioning the chains gives the cluster',
+  )
+  for (const setting of ['not partitioned', 'partitioned']) {
+    const hold = extras.lockHold.find((h) => h.setting === setting)
+    const name = `derived cluster ceiling ≥ 10^4 writes/s (partitions ÷ chain lock hold, ${setting})`
+    const goal = `≥ ${CEILING_GOAL}/s`
+    if (!extras.lockHoldMeasured || hold === undefined) targets.push({ name, pass: null, measured: 'n/a', goal })
+    else if (hold.ceiling === null) {
+      const reason = hold.meanMs === null ? `n/a: metric ${LOCK_HOLD_METRIC} not present` : 'n/a: no write was recorded'
+      targets.push({ name, pass: null, measured: reason, goal, skipReason: reason })
+    } else
+      targets.push({
+        name,
+        pass: hold.ceiling >= CEILING_GOAL,
+        measured: `${fmt(hold.ceiling)}/s (${hold.partitions} partition${hold.partitions > 1 ? 's' : ''}, mean hold ${fmt(hold.meanMs ?? Number.NaN, 3)} ms)`,
+        goal,
+      })
+  }
 
   const smallest = scaleSizes[0]
   const largest = scaleSizes[scaleSizes.length - 1]

@@ -6,6 +6,7 @@
  *   scripts/bench through tsx;
  * - for start-up only, a bare node:http server (how fast this machine starts any Node server).
  */
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -38,6 +39,8 @@ export interface BernsteinOptions {
   readonly dataDir: string
   readonly databaseUrl?: string
   readonly sqliteSynchronous?: 'full' | 'normal'
+  /** More environment for the node (the partition setting of the replica case, the v1 conformance agent's flag). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export async function startBernstein(options: BernsteinOptions): Promise<RunningProcess> {
@@ -59,11 +62,12 @@ export async function startBernstein(options: BernsteinOptions): Promise<Running
       BERNSTEIN_LOG_LEVEL: 'warn',
       BERNSTEIN_SQLITE_SYNCHRONOUS: options.sqliteSynchronous ?? 'full',
       ...(options.databaseUrl !== undefined && { DATABASE_URL: options.databaseUrl }),
+      ...options.env,
     },
   })
 }
 
-async function startScript(name: string, script: string): Promise<RunningProcess> {
+async function startScript(name: string, script: string, env: Readonly<Record<string, string>> = {}): Promise<RunningProcess> {
   const port = await freePort()
   return startProcess({
     name,
@@ -72,7 +76,7 @@ async function startScript(name: string, script: string): Promise<RunningProcess
     args: ['--expose-gc', '--import', 'tsx', join(ROOT, 'scripts', 'bench', script)],
     port,
     readyPath: '/health/ready',
-    env: { NODE_ENV: 'production', PORT: String(port) },
+    env: { NODE_ENV: 'production', PORT: String(port), ...env },
   })
 }
 
@@ -97,6 +101,18 @@ export async function startBareNode(): Promise<RunningProcess> {
 
 export const startExpress = (): Promise<RunningProcess> => startScript('express', 'express-server.ts')
 export const startSdk = (): Promise<RunningProcess> => startScript('a2a-sdk', 'sdk-server.ts')
+
+/** The SDK's own migration tool (`a2a-db`, the package's bin), which creates the durable store's tables. */
+const SDK_MIGRATE = join(ROOT, 'node_modules', '@a2a-js', 'sdk', 'dist', 'cli', 'a2a_db.js')
+
+/**
+ * The SDK with its durable `DatabaseTaskStore` on SQLite (WAL, synchronous=FULL) in `file`, migrated first with
+ * the SDK's own `a2a-db upgrade`, as its documentation has an operator do.
+ */
+export async function startSdkDurable(file: string): Promise<RunningProcess> {
+  execFileSync(process.execPath, [SDK_MIGRATE, 'upgrade', '--url', `sqlite:${file}`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
+  return startScript('a2a-sdk sqlite', 'sdk-server.ts', { SDK_SQLITE_FILE: file })
+}
 
 /**
  * Empties a baseline's in-memory store (bare Express or the SDK) and collects its garbage, so that every run of the
@@ -128,8 +144,10 @@ export interface BenchDatabase {
   drop(): Promise<void>
 }
 
+let databases = 0
+
 export async function createBenchDatabase(adminUrl: string): Promise<BenchDatabase> {
-  const name = `bernstein_bench_${process.pid}_${Date.now().toString(36)}`
+  const name = `bernstein_bench_${process.pid}_${Date.now().toString(36)}_${++databases}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   try {

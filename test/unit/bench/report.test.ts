@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { CaseSummary, SubjectSummary } from '../../../scripts/bench/cases.js'
 import type { MicroResult } from '../../../scripts/bench/micro.js'
-import { type Report, type Startup, markdown, pairedRatio, ratiosAndTargets } from '../../../scripts/bench/report.js'
+import { derivedCeiling, replicaLabel } from '../../../scripts/bench/replicas.js'
+import { type Report, type Startup, type WritePathExtras, markdown, pairedRatio, ratiosAndTargets } from '../../../scripts/bench/report.js'
 import { medianOfRatios } from '../../../scripts/bench/stats.js'
 
 function subject(label: string, rps: number, extra: Partial<SubjectSummary> = {}): SubjectSummary {
@@ -12,12 +13,16 @@ function subject(label: string, rps: number, extra: Partial<SubjectSummary> = {}
 function cases(values: {
   send: number
   sendSdk: number
+  sendSdkDurable: number
   sendExpress: number
+  sendPg: number
   get: number
   getExpress: number
   p99Small: number
   p99Large: number
   rss: number
+  oneReplica: number
+  threeReplicas: number
 }): CaseSummary[] {
   return [
     {
@@ -25,14 +30,42 @@ function cases(values: {
       title: 'send',
       subjects: [
         subject('bernstein-a2a sqlite', values.send, { peakRssMb: values.rss }),
+        subject('bernstein-a2a postgres', values.sendPg),
         subject('a2a-sdk SendMessage', values.sendSdk),
+        subject('a2a-sdk SendMessage sqlite', values.sendSdkDurable),
         subject('express', values.sendExpress),
       ],
     },
     { name: 'get', title: 'get', subjects: [subject('bernstein-a2a sqlite', values.get), subject('express', values.getExpress)] },
+    {
+      name: 'replicas',
+      title: 'replicas',
+      subjects: ['not partitioned', 'partitioned'].flatMap((setting) => [
+        subject(replicaLabel(1, setting), values.oneReplica, { system: 'bernstein-a2a pg r1' }),
+        subject(replicaLabel(3, setting), values.threeReplicas, { system: 'bernstein-a2a pg r1' }),
+      ]),
+    },
     { name: 'scale', title: 'scale', subjects: [subject('1e+3 tasks', 1000, { p99: values.p99Small }), subject('1e+6 tasks', 1000, { p99: values.p99Large })] },
   ]
 }
+
+/**
+ * The lock hold of both settings, `meanMs` over 1000 writes (null: the metric is absent): the partitioned one with
+ * `partitions`, the other with one partition and a hold as many times shorter (so the same ceiling).
+ */
+const holds = (partitions: number, meanMs: number | null): WritePathExtras => ({
+  lockHoldMeasured: true,
+  lockHold: [
+    { setting: 'not partitioned', partitions: 1, mean: meanMs === null ? null : meanMs / partitions },
+    { setting: 'partitioned', partitions, mean: meanMs },
+  ].map(({ setting, partitions: p, mean }) => ({
+    setting,
+    partitions: p,
+    meanMs: mean,
+    samples: mean === null ? 0 : 1000,
+    ceiling: mean === null ? null : derivedCeiling({ sum: mean, count: 1000, series: p }, p),
+  })),
+})
 
 const micro = (card: number, chain: number): MicroResult[] => [
   { name: 'capability-card verification', subjectOps: card * 1000, baselineOps: 1000, ratio: card, iterations: 1, rounds: 1 },
@@ -58,6 +91,9 @@ const reportOf = (result: ReturnType<typeof ratiosAndTargets>, parts: Pick<Repor
   micro: [],
   ratios: result.ratios,
   targets: result.targets,
+  lockHold: [],
+  fanOut: null,
+  skipped: [],
   notes: [],
   ...parts,
 })
@@ -65,54 +101,74 @@ const reportOf = (result: ReturnType<typeof ratiosAndTargets>, parts: Pick<Repor
 const verdicts = (result: ReturnType<typeof ratiosAndTargets>): (boolean | null)[] => result.targets.map((t) => t.pass)
 
 /** A run that measured every case, judged against the targets. */
-function judgeFullRun(measured: Parameters<typeof cases>[0] & { card: number; chain: number; readyMs: number }): ReturnType<typeof ratiosAndTargets> {
-  return ratiosAndTargets(cases(measured), micro(measured.card, measured.chain), startup(measured.readyMs), [1e3, 1e6])
+function judgeFullRun(
+  measured: Parameters<typeof cases>[0] & { card: number; chain: number; readyMs: number; ceiling: number },
+): ReturnType<typeof ratiosAndTargets> {
+  // 8 partitions, each write holding its partition's lock for 8 / ceiling seconds: a ceiling of exactly `ceiling`.
+  const extras = holds(8, (8 / measured.ceiling) * 1000)
+  return ratiosAndTargets(cases(measured), micro(measured.card, measured.chain), startup(measured.readyMs), [1e3, 1e6], extras)
 }
 
 describe("bench report: ratios and targets (the issue's goals, as PASS/MISS lines)", () => {
   it('passes every target exactly at its boundary', () => {
     const result = judgeFullRun({
-      send: 1000,
+      send: 600,
       sendSdk: 1000,
-      sendExpress: 2500,
+      sendSdkDurable: 300,
+      sendExpress: 1500,
+      sendPg: 300,
       get: 600,
       getExpress: 1000,
       p99Small: 10,
       p99Large: 13,
       rss: 199.9,
+      oneReplica: 100,
+      threeReplicas: 100,
+      ceiling: 10_000,
       card: 0.8,
       chain: 0.5,
       readyMs: 999,
     })
     expect(result.targets.map((t) => t.name)).toEqual([
-      'send ≥ 1.0× the SDK SendMessage',
+      'send ≥ 2.0× the SDK with its durable SQLite store',
+      'send ≥ 0.6× the SDK in memory',
       'send ≥ 40 % of bare express',
       'GET ≥ 60 % of bare express',
+      'send on PostgreSQL ≥ 0.5× send on SQLite (one replica)',
+      '3 replicas ≥ 1 replica in writes/s (not partitioned)',
+      '3 replicas ≥ 1 replica in writes/s (partitioned)',
+      'derived cluster ceiling ≥ 10^4 writes/s (partitions ÷ chain lock hold, not partitioned)',
+      'derived cluster ceiling ≥ 10^4 writes/s (partitions ÷ chain lock hold, partitioned)',
       'GET p99 at 1e+6 tasks ≤ 1.3× p99 at 1e+3',
       'capability-card verification ≥ 80 % of raw',
       'tracker-audit chain verification ≥ 50 % of raw',
       'peak RSS of bernstein-a2a under load < 200 MB',
       'ready to serve < 1 s after start (SQLite)',
     ])
-    expect(verdicts(result)).toEqual([true, true, true, true, true, true, true, true])
+    expect(verdicts(result)).toEqual(result.targets.map(() => true))
   })
 
   it('misses every target just past its boundary', () => {
     const result = judgeFullRun({
-      send: 990,
+      send: 599,
       sendSdk: 1000,
-      sendExpress: 2500,
+      sendSdkDurable: 300,
+      sendExpress: 1500,
+      sendPg: 299,
       get: 590,
       getExpress: 1000,
       p99Small: 10,
       p99Large: 13.1,
       rss: 200,
+      oneReplica: 100,
+      threeReplicas: 99,
+      ceiling: 9_999,
       card: 0.79,
       chain: 0.49,
       readyMs: 1000,
     })
-    expect(verdicts(result)).toEqual([false, false, false, false, false, false, false, false])
-    expect(result.targets[1]?.measured).toBe('40 %')
+    expect(verdicts(result)).toEqual(result.targets.map(() => false))
+    expect(result.targets.map((t) => t.measured).slice(0, 5)).toEqual(['2.00×', '0.60×', '40 %', '59 %', '0.50×'])
   })
 
   it('reports start-up against the bare node:http reference of the same run', () => {
@@ -132,7 +188,32 @@ describe("bench report: ratios and targets (the issue's goals, as PASS/MISS line
       [],
     )
     expect(result.ratios).toEqual([])
-    expect(verdicts(result)).toEqual([null, null, null, null, null])
+    expect(verdicts(result)).toEqual(result.targets.map(() => null))
+    expect(result.targets.length).toBe(11)
+  })
+
+  it('says why the derived ceiling is not judged when the node exports no lock-hold histogram', () => {
+    const result = ratiosAndTargets([], [], startup(500), [], holds(8, null))
+    const ceilings = result.targets.filter((t) => t.name.startsWith('derived cluster ceiling'))
+    expect(ceilings).toHaveLength(2)
+    for (const ceiling of ceilings) expect(ceiling).toMatchObject({ pass: null, skipReason: 'n/a: metric bernstein_chain_lock_hold_seconds not present' })
+    const text = markdown(
+      reportOf(result, { startup: startup(500), lockHold: holds(8, null).lockHold, skipped: ['v1 SendMessage: skipped: conformance agent absent'] }),
+    )
+    expect(text).toContain(
+      'SKIP  derived cluster ceiling ≥ 10^4 writes/s (partitions ÷ chain lock hold, partitioned): n/a: metric bernstein_chain_lock_hold_seconds not present (goal ≥ 10000/s)',
+    )
+    expect(text).toContain('Chain lock hold (partitioned): n/a: metric bernstein_chain_lock_hold_seconds not present.')
+    expect(text).toContain('- v1 SendMessage: skipped: conformance agent absent')
+  })
+
+  it('judges the ceiling of each partition setting: partitions ÷ mean hold', () => {
+    // 8 partitions, 1 ms mean hold: 8000 writes/s; one partition held 0.125 ms: the same.
+    const result = ratiosAndTargets([], [], startup(500), [], holds(8, 1))
+    expect(result.targets.filter((t) => t.name.startsWith('derived cluster ceiling'))).toMatchObject([
+      { pass: false, measured: '8000/s (1 partition, mean hold 0.125 ms)' },
+      { pass: false, measured: '8000/s (8 partitions, mean hold 1.000 ms)' },
+    ])
   })
 })
 
