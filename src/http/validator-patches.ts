@@ -6,11 +6,12 @@ import frameworkModule from 'express-openapi-validator/dist/framework/index.js'
 import schemaValidatorModule from 'express-openapi-validator/dist/framework/openapi.schema.validator.js'
 import preprocessorModule from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
 import validatorModule from 'express-openapi-validator/dist/openapi.validator.js'
+import contextModule from 'express-openapi-validator/dist/framework/openapi.context.js'
 import { routeIfMatched } from './operation-index.js'
 import { PathTemplates, decodeParameters, parameterNames } from './path-templates.js'
 
 /**
- * Four replacements of express-openapi-validator internals, for start-up time and per-request cost, each with the
+ * Five replacements of express-openapi-validator internals, for start-up time and per-request cost, each with the
  * validator's own answers (test/unit/http/validator-patches.test.ts compares them with the originals). They are
  * applied by {@link installValidatorPatches}, which `createApp` calls: importing this module changes nothing.
  * They are written against one release of the validator, and installing them on another one fails at start-up.
@@ -43,6 +44,7 @@ export function installValidatorPatches(installedVersion: () => string = install
   deferOpenApiSchemaCompilation()
   skipBundlingOfBundledDocuments()
   resolveLocalRefsWithoutCompiling()
+  validateInOneStep()
 }
 
 // --- 1. The operation lookup: the contract's one path matcher, and the match the app already made -----------------
@@ -301,4 +303,106 @@ function followPointer(root: unknown, pointer: string): unknown {
     node = (node as Document)[token]
   }
   return node
+}
+
+// --- 5. The validator's middlewares as one synchronous step, once the document is loaded -------------------------
+
+/** The parts of the validator's OpenApiValidator that assembling its middlewares reads. */
+interface ValidatorInstance {
+  readonly options: {
+    readonly ignorePaths?: unknown
+    readonly ignoreUndocumented?: boolean
+    readonly useRequestUrl?: boolean
+    readonly validateRequests?: unknown
+    readonly validateResponses?: unknown
+    readonly validateSecurity?: unknown
+    readonly fileUploader?: unknown
+    readonly operationHandlers?: unknown
+  }
+  readonly ajvOpts: { readonly preprocessor: object }
+  installPathParams(app: unknown, context: unknown): void
+  metadataMiddleware(context: unknown, responseApiDoc: unknown): RequestHandler
+  securityMiddleware(apiDoc: unknown): RequestHandler
+  requestValidationMiddleware(apiDoc: unknown): RequestHandler
+  responseValidationMiddleware(apiDoc: unknown, serial: number): RequestHandler
+}
+type LoadedSpec = { readonly apiDoc: { readonly components?: { readonly securitySchemes?: unknown } }; readonly serial: number }
+type Loaded = { readonly context: unknown; readonly chain: readonly RequestHandler[] } | { readonly error: unknown }
+type InstallMiddleware = ((this: ValidatorInstance, spec: Promise<LoadedSpec>) => RequestHandler[]) & { readonly oneStep?: true }
+const validatorPrototype = validatorModule.OpenApiValidator.prototype as unknown as { installMiddleware: InstallMiddleware }
+/** The validator's own `installMiddleware` (its five middlewares, each waiting on the document through a promise). */
+export const installMiddlewareAsShipped: InstallMiddleware = validatorPrototype.installMiddleware
+const { SchemaPreprocessor } = preprocessorModule as unknown as {
+  SchemaPreprocessor: new (apiDoc: unknown, ajvOptions: object, responseOptions: unknown) => { preProcess(): { apiDocRes: unknown } }
+}
+const { OpenApiContext } = contextModule as unknown as {
+  OpenApiContext: new (spec: LoadedSpec, ignorePaths: unknown, ignoreUndocumented?: boolean, useRequestUrl?: boolean) => { readonly serial: number }
+}
+
+/**
+ * The validator installs one middleware per concern (path parameters, operation lookup, security, request,
+ * response), and each of them, on every request, waits on the loaded document through a promise before it does its
+ * work: five Express layers and five microtask hops per request, whatever the request. Here the same middlewares,
+ * built the same way from the same loaded document, run as one middleware: the document is awaited by the first
+ * request only, and after that each request runs the lookup, the request validation and the response hook in one
+ * synchronous pass, a refusal going to `next` as the validator's own would. Configurations this app does not use
+ * (file uploads, operation handlers) get the validator's own middlewares unchanged.
+ */
+function validateInOneStep(): void {
+  if (validatorPrototype.installMiddleware.oneStep) return
+  const original = installMiddlewareAsShipped
+  const installMiddleware = function (this: ValidatorInstance, spec: Promise<LoadedSpec>): RequestHandler[] {
+    if (this.options.fileUploader || this.options.operationHandlers) return original.call(this, spec)
+    // Settled once, never rejected: a document that failed to load is kept as every request's error, as the
+    // validator keeps it.
+    const loading: Promise<Loaded> = spec.then(
+      (loaded) => {
+        const { options } = this
+        const responseApiDoc = new SchemaPreprocessor(loaded.apiDoc, this.ajvOpts.preprocessor, options.validateResponses).preProcess().apiDocRes
+        const context = new OpenApiContext(loaded, options.ignorePaths, options.ignoreUndocumented, options.useRequestUrl)
+        const chain: RequestHandler[] = [this.metadataMiddleware(context, responseApiDoc)]
+        if (options.validateSecurity && loaded.apiDoc.components?.securitySchemes) chain.push(this.securityMiddleware(loaded.apiDoc))
+        if (options.validateRequests) chain.push(this.requestValidationMiddleware(loaded.apiDoc))
+        if (options.validateResponses) chain.push(this.responseValidationMiddleware(responseApiDoc, context.serial))
+        return { context, chain }
+      },
+      (error: unknown) => ({ error }),
+    )
+    let ready: Loaded | undefined
+    let pathParamsInstalled = false
+    const run = (loaded: Loaded, req: Request, res: Response, next: NextFunction): void => {
+      if ('error' in loaded) return next(loaded.error)
+      if (!pathParamsInstalled) {
+        this.installPathParams(req.app, loaded.context)
+        pathParamsInstalled = true
+      }
+      const { chain } = loaded
+      const step = (i: number): NextFunction =>
+        ((error?: unknown) => {
+          if (error !== undefined) return next(error)
+          if (i === chain.length) return next()
+          try {
+            chain[i]!(req, res, step(i + 1))
+          } catch (thrown) {
+            next(thrown)
+          }
+        }) as NextFunction
+      step(0)()
+    }
+    const validate: RequestHandler = (req, res, next) => {
+      if (ready !== undefined) return run(ready, req, res, next)
+      // Until the document is loaded (the first requests only), as the validator does: wait, then validate.
+      return loading.then((loaded) => {
+        ready = loaded
+        run(loaded, req, res, next)
+      })
+    }
+    return [validate]
+  }
+  validatorPrototype.installMiddleware = Object.assign(installMiddleware, { oneStep: true as const })
+}
+
+/** Whether the validator now runs as one synchronous middleware (for tests and diagnostics). */
+export function validationInOneStep(): boolean {
+  return validatorPrototype.installMiddleware.oneStep === true
 }
