@@ -1,3 +1,4 @@
+import { startCheckpointing } from './lineage/checkpoints.js'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible'
 import { type App, createApp } from './app.js'
@@ -269,6 +270,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const opened = node
   waiting.release(app.express)
   const follower = startFollower(app, config.federationPollMs, logger)
+  const checkpointing = startCheckpointing(opened.checkpoints, config.chains.checkpointIntervalMs, (error) =>
+    logger.error({ err: error }, 'chain checkpoint failed'),
+  )
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   let closing: Promise<void> | undefined
   return {
@@ -278,6 +282,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     close() {
       closing ??= (async () => {
         await drainServer(server, app, drain, follower, limits)
+        await checkpointing.stop()
         await opened.close()
       })()
       return closing
