@@ -96,7 +96,10 @@ export class ChainHeadCache {
   }
 }
 
-/** When this transaction first took a chain head's lock (`performance.now()`), for the hold-time histogram. */
+/**
+ * When this transaction first held a chain head's lock (`performance.now()`, once the statement that takes it has
+ * returned, so time spent waiting for another writer's lock is not counted), for the hold-time histogram.
+ */
 export interface ChainLockClock {
   lockedAt: number | null
 }
@@ -135,11 +138,13 @@ export class ChainRepository extends Repository {
     for (;;) {
       const head = (await this.head(chain)) ?? (await this.#create(chain, genesis))
       const { entry, value } = build(head)
-      this.#locked()
       const result = await this.db.executeQuery(
         CompiledQuery.raw(COMPARE_AND_APPEND, [chain, entry.entryHash, head.headHash, head.length, entry.ticketId, entry.trackerName, entry.line]),
       )
-      if (Number(result.numAffectedRows ?? 0n) === 1) return { position: head.length + 1, value }
+      if (Number(result.numAffectedRows ?? 0n) === 1) {
+        this.#locked()
+        return { position: head.length + 1, value }
+      }
     }
   }
 
@@ -156,7 +161,12 @@ export class ChainRepository extends Repository {
 
   /** The chain's head, locked for this transaction; created empty (`genesis`) on first use. */
   async lockHead(chain: string, genesis: string): Promise<ChainHead> {
+    const head = await this.#lockHead(chain, genesis)
     this.#locked()
+    return head
+  }
+
+  async #lockHead(chain: string, genesis: string): Promise<ChainHead> {
     const cached = this.#cache?.get(chain)
     if (cached !== undefined) return cached
     // The head row exists for every chain but the newest, so it is read (and locked) first; only a missing one is
