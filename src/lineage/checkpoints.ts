@@ -12,6 +12,7 @@ import { jcs, jcsText } from '../canonical/jcs.js'
 import { decodeDetachedJws, signDetachedJws, verifyDecodedDetachedJws } from '../crypto/detached-jws.js'
 import { type Jwks, findJwk } from '../crypto/jwks.js'
 import { RECEIPT_SPINE_CHAIN } from '../receipts/receipt-attestor.js'
+import { runPeriodically } from '../periodic.js'
 import type { Clock, Ids } from '../runtime.js'
 import type { StoredCheckpoint } from '../store/checkpoint.repository.js'
 import type { Store } from '../store/store.js'
@@ -226,22 +227,5 @@ export class ChainCheckpoints {
  * reported and the next is tried at the next tick (a replica of a cluster writes its own; each is a valid snapshot).
  */
 export function startCheckpointing(checkpoints: ChainCheckpoints, intervalMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
-  if (intervalMs <= 0) return { stop: async () => {} }
-  let running: Promise<void> | null = null
-  const timer = setInterval(() => {
-    if (running) return
-    running = checkpoints
-      .write()
-      .then(() => undefined, onError)
-      .finally(() => {
-        running = null
-      })
-  }, intervalMs)
-  timer.unref()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await running
-    },
-  }
+  return runPeriodically(intervalMs, () => checkpoints.write().then(() => undefined, onError))
 }

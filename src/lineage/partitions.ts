@@ -13,9 +13,6 @@
 /** The tenant whose shard 0 is the pre-partitioning chain. */
 export const LEGACY_TENANT = 'default'
 
-/** The two partitioned chains and the name each had before partitioning (its legacy partition). */
-export type ChainKind = 'tracker-audit' | 'receipt-spine'
-
 /** One chain's partitioning: `shards` partitions per tenant. */
 export interface PartitionScheme {
   readonly shards: number

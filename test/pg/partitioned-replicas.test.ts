@@ -20,7 +20,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('partitioned chains written by three replic
   let schema: Schema
   let dataDir: string
   let env: Record<string, string>
-  let replicas: ServerProcess[] = []
+  const replicas: ServerProcess[] = []
 
   beforeAll(async () => {
     schema = await createSchema('pr')
