@@ -84,6 +84,16 @@ export interface Config {
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
   readonly http: HttpLimits
+  /** Chain partitions per tenant (BERNSTEIN_CHAIN_SHARDS) and the signed checkpoint's interval (docs/scaling.md). */
+  readonly chains: ChainPartitioning
+}
+
+/** How the tracker-audit chain and the receipt spine are partitioned and checkpointed (docs/scaling.md). */
+export interface ChainPartitioning {
+  /** Partitions per tenant of each chain (1-256); the default tenant's first one is the pre-partitioning chain. */
+  readonly shards: number
+  /** How often the server signs a checkpoint of every partition head, in ms (0: only `lineage checkpoint`). */
+  readonly checkpointIntervalMs: number
 }
 
 /** How the node holds up under slow clients, many connections, SIGTERM and overload (docs/reliability.md). */
@@ -298,6 +308,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
     rateLimitAuthFailuresPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_AUTH_FAILURES_PER_MIN', 20),
     readinessCacheMs: bounded(env, 'BERNSTEIN_READINESS_CACHE_MS', 1000, 0, 60_000),
+    chains: {
+      shards: bounded(env, 'BERNSTEIN_CHAIN_SHARDS', 1, 1, 256),
+      checkpointIntervalMs: bounded(env, 'BERNSTEIN_CHECKPOINT_INTERVAL_MS', 60_000, 0, 86_400_000),
+    },
     issuer: issuerName(env),
     trustedPeerFingerprints: Object.freeze(fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS')),
     peerRequirements: Object.freeze({

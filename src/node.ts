@@ -9,11 +9,12 @@ import { ReceiptAttestor } from './receipts/receipt-attestor.js'
 import { type Config, defaultPublicBaseUrl } from './config.js'
 import { PrometheusMetrics } from './http/prometheus-metrics.js'
 import { NodeIdentity, type NodeProfile } from './identity/node-identity.js'
-import { type NodeKeys, loadNodeKeys } from './identity/node-keys.js'
+import { type NodeKeys, loadNodeKeys, nodeJwks } from './identity/node-keys.js'
 import { DEFAULT_RETRY_POLICY } from './federation/peer-fetch.js'
 import { ensureAuditKey } from './lineage/audit-key.js'
+import { ChainCheckpoints } from './lineage/checkpoints.js'
 import { type Logger, silentLogger } from './logger.js'
-import { systemClock } from './runtime.js'
+import { randomIds, systemClock } from './runtime.js'
 import { type Services, createServices } from './services.js'
 import { type Connection, connect, databaseOptions, migrateToLatest, pendingMigrations } from './store/connect.js'
 import { Store } from './store/store.js'
@@ -58,6 +59,8 @@ export interface Node {
   /** This process's metrics (Node's process metrics and the signatures made and checked). */
   readonly metrics: PrometheusMetrics
   readonly services: Services
+  /** Signed checkpoints of the chain partitions, and the verification of the whole node (docs/scaling.md). */
+  readonly checkpoints: ChainCheckpoints
   /** Closes the database. */
   close(): Promise<void>
 }
@@ -124,7 +127,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
     const auditKey = ensureAuditKey(config.auditKeyPath)
     const keys = await loadNodeKeys(config.dataDir)
     const metrics = PrometheusMetrics.forProcess()
-    const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock, metrics })
+    const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock, metrics, partitions: config.chains })
     const publicBaseUrl = config.publicBaseUrl ?? defaultPublicBaseUrl(config.host, options.boundPort ?? config.port)
     const identity = new NodeIdentity(store, keys, nodeProfile(config, publicBaseUrl), systemClock, metrics)
     const services = createServices({
@@ -148,8 +151,18 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
         retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: config.peerTimeoutMs, maxAnswerBytes: config.peerMaxAnswerBytes },
       },
       a2aV1: { blockingTimeoutMs: config.a2aBlockingTimeoutMs },
+      chainPartitions: config.chains,
     })
-    return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, close: () => store.close() }
+    const checkpoints = new ChainCheckpoints({
+      store,
+      issuer: config.issuer,
+      clock: systemClock,
+      ids: randomIds,
+      key: keys.receipt,
+      jwks: () => nodeJwks(keys),
+      auditKey,
+    })
+    return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, checkpoints, close: () => store.close() }
   } catch (error) {
     await store.close()
     throw error

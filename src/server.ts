@@ -1,3 +1,5 @@
+import { startCheckpointing } from './lineage/checkpoints.js'
+import { runPeriodically } from './periodic.js'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible'
 import { type App, createApp } from './app.js'
@@ -127,30 +129,15 @@ function abandon(server: Server): Promise<void> {
  * backoff. `stop` waits for a pass in progress to finish.
  */
 function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): Promise<void> } {
-  if (intervalMs <= 0) return { stop: async () => {} }
-  let running: Promise<void> | null = null
-  const timer = setInterval(() => {
-    if (running) return
-    running = app.services.delegation
-      .syncDue()
-      .then(
-        (settled) => {
-          for (const d of settled)
-            if (d.status === 'completed' || d.status === 'failed') logger.info({ delegation: d.id, status: d.status }, 'delegation settled')
-        },
-        (error: unknown) => logger.error({ err: error }, 'federation follower pass failed'),
-      )
-      .finally(() => {
-        running = null
-      })
-  }, intervalMs)
-  timer.unref()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await running
-    },
-  }
+  return runPeriodically(intervalMs, () =>
+    app.services.delegation.syncDue().then(
+      (settled) => {
+        for (const d of settled)
+          if (d.status === 'completed' || d.status === 'failed') logger.info({ delegation: d.id, status: d.status }, 'delegation settled')
+      },
+      (error: unknown) => logger.error({ err: error }, 'federation follower pass failed'),
+    ),
+  )
 }
 
 /** The table the PostgreSQL limiter store keeps its counters in (created by rate-limiter-flexible on first use). */
@@ -269,6 +256,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const opened = node
   waiting.release(app.express)
   const follower = startFollower(app, config.federationPollMs, logger)
+  const checkpointing = startCheckpointing(opened.checkpoints, config.chains.checkpointIntervalMs, (error) =>
+    logger.error({ err: error }, 'chain checkpoint failed'),
+  )
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   let closing: Promise<void> | undefined
   return {
@@ -278,6 +268,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     close() {
       closing ??= (async () => {
         await drainServer(server, app, drain, follower, limits)
+        await checkpointing.stop()
         await opened.close()
       })()
       return closing

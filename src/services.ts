@@ -3,6 +3,7 @@ import { type A2AV1Options, A2AV1Service } from './a2a-v1/a2a-v1.service.js'
 import { TaskEventSource } from './a2a-v1/task-events.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
+import type { PartitionScheme } from './lineage/partitions.js'
 import { LineageService } from './lineage/lineage.service.js'
 import { DelegationService } from './federation/delegation.service.js'
 import { type InboundTrustOptions, InboundTrustGate } from './federation/inbound-trust.js'
@@ -38,6 +39,8 @@ export interface ServiceDeps {
   readonly metrics?: Metrics
   /** Readiness: how long one database check answers probes. */
   readonly health?: HealthOptions
+  /** Tracker-audit partitions per tenant (docs/scaling.md); 1 when absent. */
+  readonly chainPartitions?: PartitionScheme
   /** Checks on inbound delegations (pinned peers, policies, strict lineage); none by default. */
   readonly inboundTrust?: InboundTrustOptions
   /**
@@ -78,7 +81,7 @@ export interface Services {
 export function createServices(deps: ServiceDeps): Services {
   const clock = deps.clock ?? systemClock
   const ids = deps.ids ?? randomIds
-  const audit = new AuditTrail({ key: deps.auditKey, clock })
+  const audit = new AuditTrail({ key: deps.auditKey, clock, ...(deps.chainPartitions && { partitions: deps.chainPartitions }) })
   const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
   const tasks = new TaskService({ store: deps.store, clock, ids })
   const a2a = new A2AService({

@@ -88,7 +88,7 @@ export class A2AService implements TaskObserver {
     const body = this.#responseBody(record, task, [])
     // Attested before the row is written, so the row is inserted with its receipt (one INSERT, no UPDATE after it);
     // all of it commits together either way.
-    const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance')
+    const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance', tenantId)
     await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
     return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
   }
@@ -173,7 +173,7 @@ export class A2AService implements TaskObserver {
   /** Attests the response of an A2A task whose linked task has finished, as GET will show it, and stores it. */
   async #attestFinal(repos: Repositories, record: A2ATaskRecord, task: LinkedTaskState): Promise<void> {
     const body = this.#responseBody(record, task, await repos.a2a.artifacts(record.id))
-    const receipt = await this.#deps.attestor.attest(repos, body, 'completion')
+    const receipt = await this.#deps.attestor.attest(repos, body, 'completion', record.tenantId)
     if (receipt) await repos.a2a.setReceipt(record.id, receipt, 'completion', record.updatedAt)
     else await repos.a2a.touch(record.id, record.updatedAt)
   }

@@ -79,8 +79,8 @@ export class InboundTrustGate implements InboundGate {
     const envelope: LineageEnvelope = parsed.value
     return {
       ...verified,
-      onAccepted: async (repos, taskId) => {
-        await this.#audit.appendBoundary(repos, envelope, {
+      onAccepted: async (repos, taskId, tenantId) => {
+        await this.#audit.appendBoundary(repos, tenantId, envelope, {
           actor: { session_id: `a2a:${request.sender.name}`, role: request.task.role, model: 'none' },
           ticketId: taskId,
         })

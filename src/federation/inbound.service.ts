@@ -160,7 +160,7 @@ export interface InboundGate {
 
 export interface InboundGateResult {
   /** Runs inside the accepting transaction, after the local task exists. */
-  readonly onAccepted?: (repos: Repositories, taskId: string) => Promise<void>
+  readonly onAccepted?: (repos: Repositories, taskId: string, tenantId: string) => Promise<void>
   /**
    * The identity the gate verified for the sender (its capability-card key's fingerprint). Deliveries are keyed by
    * it, so what one verified sender delivers is never found by, or in the way of, another.
@@ -234,7 +234,7 @@ export class InboundService {
           status: 'active',
           lastSeen: now,
         })
-        for (const hook of hooks) await hook.onAccepted?.(repos, inbound.taskId)
+        for (const hook of hooks) await hook.onAccepted?.(repos, inbound.taskId, tenantId)
         return this.#answer(inbound, true)
       })
       .catch(async (error: unknown) => {

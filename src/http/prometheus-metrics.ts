@@ -10,7 +10,10 @@ import { type RouteDefinition, route } from './route.js'
 /** Seconds; spans a cached JWKS read (sub-millisecond) to a slow PostgreSQL transaction. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-/** Chains whose length is exported, by label. */
+/** Seconds a transaction holds a chain partition's head (docs/scaling.md): 20 µs to a second. */
+const HOLD_BUCKETS = [0.00002, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+/** Chains whose length is exported (all partitions summed), by label. */
 const CHAINS: Readonly<Record<string, string>> = { 'tracker-audit': TRACKER_AUDIT_CHAIN, 'receipt-spine': RECEIPT_SPINE_CHAIN }
 
 /** Gets the metric a registry already holds under `name`, or registers a new one (idempotent per registry). */
@@ -132,6 +135,18 @@ export class PrometheusMetrics implements Metrics {
         }),
     )
     store.observeStorage((reason) => faults.inc({ reason }))
+    const hold = once(
+      this.registry,
+      'bernstein_chain_lock_hold_seconds',
+      () =>
+        new Histogram({
+          name: 'bernstein_chain_lock_hold_seconds',
+          help: 'Per write: from taking a chain partition head (lock) to COMMIT returned (the serialised section, docs/scaling.md)',
+          buckets: HOLD_BUCKETS,
+          registers: [this.registry],
+        }),
+    )
+    store.observeChainHold((seconds) => hold.observe(seconds))
     new Gauge({
       name: 'bernstein_tasks',
       help: 'Tasks by status (all tenants), read from the database at scrape time',
@@ -144,11 +159,16 @@ export class PrometheusMetrics implements Metrics {
     })
     new Gauge({
       name: 'bernstein_chain_length',
-      help: 'Entries in the tracker-audit chain and the receipt spine (chain_heads)',
+      help: 'Entries in the tracker-audit chain and the receipt spine, all partitions (chain_heads)',
       labelNames: ['chain'],
       registers: [this.registry],
       async collect() {
-        for (const [label, chain] of Object.entries(CHAINS)) this.set({ chain: label }, (await store.repos.chains.head(chain))?.length ?? 0)
+        for (const [label, chain] of Object.entries(CHAINS)) {
+          this.set(
+            { chain: label },
+            (await store.repos.chains.heads(chain)).reduce((sum, head) => sum + head.length, 0),
+          )
+        }
       },
     })
   }

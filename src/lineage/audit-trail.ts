@@ -11,12 +11,16 @@ import {
   trackerEntryLine,
   uuid7Hex,
 } from './tracker-entry.js'
+import { type PartitionScheme, partitionFor } from './partitions.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
 import type { Task } from '../tasks/task.js'
 import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 
-/** The node's one tracker-audit chain in the `chain_entries` table. */
+/**
+ * The tracker-audit chain's name in the `chain_entries` table before partitioning: now its legacy partition (the
+ * default tenant's shard 0), and the prefix of every other partition's name (partitions.ts).
+ */
 export const TRACKER_AUDIT_CHAIN = 'tracker-audit'
 export const TRACKER_NAME = 'bernstein'
 
@@ -44,6 +48,8 @@ export interface AuditTrailDeps {
   /** The operator HMAC key (the ASCII bytes of the audit key file). */
   readonly key: Uint8Array
   readonly clock: Clock
+  /** Partitions per tenant (default 1: one partition per tenant, the default tenant's being the legacy chain). */
+  readonly partitions?: PartitionScheme
 }
 
 /**
@@ -53,42 +59,54 @@ export interface AuditTrailDeps {
  */
 export class AuditTrail implements TaskObserver {
   readonly #deps: AuditTrailDeps
+  readonly #partitions: PartitionScheme
 
   constructor(deps: AuditTrailDeps) {
     this.#deps = deps
+    this.#partitions = deps.partitions ?? { shards: 1 }
   }
 
-  async append(repos: Repositories, input: TrackerEntryInput): Promise<TrackerAuditEntry> {
-    const head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
-    const { entry, line } = signTrackerEntry(input, {
-      prevEntryHash: head.headHash,
-      key: this.#deps.key,
-      tsNs: this.#deps.clock.nowNs(),
-      id: uuid7Hex(Number(this.#deps.clock.nowNs() / 1_000_000n)),
-    })
-    return this.#store(repos, head, entry, line)
+  /** Appends a signed entry for a tenant's ticket to the ticket's partition. */
+  async append(repos: Repositories, tenantId: string, input: TrackerEntryInput): Promise<TrackerAuditEntry> {
+    return this.#append(repos, tenantId, input.ticketId, (prevEntryHash) => signTrackerEntry(input, this.#context(prevEntryHash)))
   }
 
   /** Appends the cross-org boundary entry for an envelope received from a peer (§7.2). */
   async appendBoundary(
     repos: Repositories,
+    tenantId: string,
     envelope: LineageEnvelope,
     options: Pick<CrossOrgBoundaryOptions, 'actor' | 'ticketId' | 'lifecycleEventId'>,
   ): Promise<TrackerAuditEntry> {
-    const head = await repos.chains.lockHead(TRACKER_AUDIT_CHAIN, GENESIS_PREV_HASH)
-    const entry = buildCrossOrgBoundaryEntry(envelope, {
-      ...options,
-      prevEntryHash: head.headHash,
-      key: this.#deps.key,
-      tsNs: this.#deps.clock.nowNs(),
-      id: uuid7Hex(Number(this.#deps.clock.nowNs() / 1_000_000n)),
+    return this.#append(repos, tenantId, options.ticketId, (prevEntryHash) => {
+      const entry = buildCrossOrgBoundaryEntry(envelope, { ...options, ...this.#context(prevEntryHash) })
+      return { entry, line: trackerEntryLine(entry).slice(0, -1) }
     })
-    return this.#store(repos, head, entry)
+  }
+
+  #context(prevEntryHash: string) {
+    const tsNs = this.#deps.clock.nowNs()
+    return { prevEntryHash, key: this.#deps.key, tsNs, id: uuid7Hex(Number(tsNs / 1_000_000n)) }
+  }
+
+  /** The entry is signed on the partition's head as the store finds it (again, if another writer moved it first). */
+  async #append(
+    repos: Repositories,
+    tenantId: string,
+    ticketId: string,
+    sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string },
+  ): Promise<TrackerAuditEntry> {
+    const partition = partitionFor(TRACKER_AUDIT_CHAIN, this.#partitions, tenantId, ticketId)
+    const { value } = await repos.chains.appendNext(partition, GENESIS_PREV_HASH, (head) => {
+      const { entry, line } = sign(head.headHash)
+      return { entry: { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line }, value: entry }
+    })
+    return value
   }
 
   async onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
     const { before, after } = change
-    await this.append(repos, {
+    await this.append(repos, after.tenantId, {
       trackerName: TRACKER_NAME,
       ticketId: after.id,
       action: ACTION_OF[change.action],
@@ -104,7 +122,7 @@ export class AuditTrail implements TaskObserver {
 
   /** An artifact attached to an A2A task is recorded against its linked task (`attach`). */
   async onArtifact(repos: Repositories, task: Task, artifact: { name: string; contentType: string; data: string }): Promise<void> {
-    await this.append(repos, {
+    await this.append(repos, task.tenantId, {
       trackerName: TRACKER_NAME,
       ticketId: task.id,
       action: 'attach',
@@ -119,20 +137,5 @@ export class AuditTrail implements TaskObserver {
 
   #actor(task: Task, actor: string | null): TrackerActor {
     return { session_id: actor ?? task.assignedAgent ?? 'bernstein-a2a', role: task.role, model: 'none' }
-  }
-
-  async #store(
-    repos: Repositories,
-    head: { headHash: string; length: number },
-    entry: TrackerAuditEntry,
-    line = trackerEntryLine(entry).slice(0, -1),
-  ): Promise<TrackerAuditEntry> {
-    await repos.chains.append(TRACKER_AUDIT_CHAIN, head, {
-      entryHash: entry.entry_hash,
-      ticketId: entry.ticket_id,
-      trackerName: entry.tracker_name,
-      line,
-    })
-    return entry
   }
 }

@@ -13,6 +13,7 @@ import type { Store } from '../store/store.js'
 import { type Result, fail, ok } from '../result.js'
 import { decodeUtf8Strict } from '../text/utf8.js'
 import { TRACKER_AUDIT_CHAIN, parseStoredTrackerLine } from './audit-trail.js'
+import { comparePartitions } from './partitions.js'
 
 export interface ChainPage {
   readonly lines: readonly ChainLine[]
@@ -60,7 +61,7 @@ export class LineageService {
       after = Number(input.cursor)
     }
     const rows = await this.#store.repos.chains.list({
-      chain: TRACKER_AUDIT_CHAIN,
+      chain: input.ticketId === undefined ? TRACKER_AUDIT_CHAIN : await this.#partitionOfTicket(input.ticketId),
       afterPosition: after,
       limit: input.limit + 1,
       ...(input.ticketId !== undefined && { ticketId: input.ticketId }),
@@ -70,10 +71,31 @@ export class LineageService {
     return { lines, nextCursor: rows.length > input.limit && last ? String(last.position) : null }
   }
 
-  /** The stored entries of one ticket (or all), in chain order. */
+  /** The tracker-audit partitions (docs/scaling.md), the legacy one first, each with its head. */
+  async partitions(): Promise<Array<{ readonly chain: string; readonly length: number; readonly headHash: string }>> {
+    const heads = await this.#store.repos.chains.heads(TRACKER_AUDIT_CHAIN)
+    return heads.sort((a, b) => comparePartitions(TRACKER_AUDIT_CHAIN)(a.chain, b.chain))
+  }
+
+  /**
+   * The partition a ticket's entries are paged from: the first (legacy first) that holds any. A ticket spans two
+   * partitions only when the shard count changed during its life; its envelope (`entries`) still carries all.
+   */
+  async #partitionOfTicket(ticketId: string): Promise<string> {
+    for (const { chain } of await this.partitions()) {
+      if ((await this.#store.repos.chains.list({ chain, ticketId, limit: 1 })).length > 0) return chain
+    }
+    return TRACKER_AUDIT_CHAIN
+  }
+
+  /** The stored entries of one ticket (or all), partition by partition (legacy first), each in chain order. */
   async entries(ticketId?: string): Promise<TrackerAuditEntry[]> {
-    const lines = await this.#store.repos.chains.list({ chain: TRACKER_AUDIT_CHAIN, ...(ticketId !== undefined && { ticketId }) })
-    return lines.map((l) => parseStoredTrackerLine(l.line))
+    const entries: TrackerAuditEntry[] = []
+    for (const { chain } of await this.partitions()) {
+      const lines = await this.#store.repos.chains.list({ chain, ...(ticketId !== undefined && { ticketId }) })
+      for (const l of lines) entries.push(parseStoredTrackerLine(l.line))
+    }
+    return entries
   }
 
   /** The `bernstein.lineage_v2` envelope of one ticket's entries (or all), issued as this node. */
@@ -81,18 +103,31 @@ export class LineageService {
     return wrapLineageChain(await this.entries(ticketId), { sourceIssuer: this.#issuer, ...(ticketId !== undefined && { ticketId }) })
   }
 
-  /** Walks the whole chain in pages under the operator key; stops at the first failure with Bernstein's text. */
+  /**
+   * Walks every partition in pages under the operator key, each as a chain of its own; stops at the first failure
+   * with Bernstein's text (prefixed with the partition's name for all but the legacy one). `entries` counts all.
+   */
   async verify(): Promise<TrackerAuditVerifyResult> {
-    const verifier = new TrackerAuditVerifier(this.#requireKey())
-    for await (const line of this.#store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) {
-      if (verifier.push(line.line) !== null) break
+    const key = this.#requireKey()
+    let entries = 0
+    for (const { chain } of await this.partitions()) {
+      const verifier = new TrackerAuditVerifier(key)
+      for await (const line of this.#store.repos.chains.stream(chain)) {
+        if (verifier.push(line.line) !== null) break
+      }
+      const result = verifier.result()
+      if (!result.ok) {
+        const detail = chain === TRACKER_AUDIT_CHAIN ? result.detail : `partition ${chain}: ${result.detail}`
+        return fail(result.code, detail, { entries: entries + result.entries })
+      }
+      entries += result.value.entries
     }
-    return verifier.result()
+    return ok({ entries })
   }
 
-  /** The chain as Bernstein's JSONL file: every line followed by `\n`. */
-  async *exportJsonl(): AsyncGenerator<string> {
-    for await (const line of this.#store.repos.chains.stream(TRACKER_AUDIT_CHAIN)) yield line.line + '\n'
+  /** One partition (the legacy one by default) as Bernstein's JSONL file: every line followed by `\n`. */
+  async *exportJsonl(partition: string = TRACKER_AUDIT_CHAIN): AsyncGenerator<string> {
+    for await (const line of this.#store.repos.chains.stream(partition)) yield line.line + '\n'
   }
 
   /**

@@ -11,7 +11,8 @@ export type AttestationKind = 'acceptance' | 'completion'
  * receipt's spine row commits with the task. Returns null when the node has no key material (unattested).
  */
 export interface Attestor {
-  attest(repos: Repositories, response: A2ATaskResponseBody, kind: AttestationKind): Promise<Readonly<Record<string, unknown>> | null>
+  /** `tenantId`: the task's tenant, whose spine partition the receipt's row goes to. */
+  attest(repos: Repositories, response: A2ATaskResponseBody, kind: AttestationKind, tenantId: string): Promise<Readonly<Record<string, unknown>> | null>
 }
 
 /** A node without key material: every response goes out explicitly unattested. */

@@ -2,13 +2,14 @@ import type { KeyObject } from 'node:crypto'
 import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestation.js'
 import { fromPyValue, toPyValue } from '../canonical/python-json.js'
 import { exportPublicJwk, signBytes } from '../crypto/ed25519.js'
+import { type PartitionScheme, partitionFor } from '../lineage/partitions.js'
 import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
 import { type Metrics, noMetrics } from '../signature-metrics.js'
 import { buildReceipt, buildReceiptSpineRow, receiptToDict } from './receipt.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
 
-/** The receipt spine (run `a2a-inbound-responses`) in the `chain_entries` table. */
+/** The receipt spine (run `a2a-inbound-responses`) in `chain_entries` before partitioning: its legacy partition. */
 export const RECEIPT_SPINE_CHAIN = `spine:${A2A_RECEIPT_RUN_ID}`
 
 export interface ReceiptAttestorDeps {
@@ -19,6 +20,8 @@ export interface ReceiptAttestorDeps {
   readonly clock: Clock
   /** Counts every receipt signed. */
   readonly metrics?: Metrics
+  /** Spine partitions per tenant (default 1). */
+  readonly partitions?: PartitionScheme
 }
 
 /**
@@ -44,25 +47,22 @@ export class ReceiptAttestor implements Attestor {
     return this.#kid
   }
 
-  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind): Promise<Readonly<Record<string, unknown>>> {
+  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string): Promise<Readonly<Record<string, unknown>>> {
     // Integral numbers are ints and others floats, exactly as a verifier parsing our JSON wire body will see them.
     const response = toPyValue(body)
-    const head = await repos.chains.lockHead(RECEIPT_SPINE_CHAIN, SPINE_GENESIS_HASH)
-    const row = buildReceiptSpineRow(
-      {
-        response,
-        taskId: body.id,
-        prevHash: head.headHash,
-        timestampNs: this.#deps.clock.nowNs(),
-        ...(kind === 'completion' ? { stepId: `a2a:${body.id}:completed` } : {}),
-      },
-      this.#lineageKey,
-    )
-    await repos.chains.append(RECEIPT_SPINE_CHAIN, head, {
-      entryHash: row.entry_hash,
-      ticketId: body.id,
-      trackerName: kind,
-      line: spineRowLine(row).slice(0, -1),
+    const partition = partitionFor(RECEIPT_SPINE_CHAIN, this.#deps.partitions ?? { shards: 1 }, tenantId, body.id)
+    const { value: row } = await repos.chains.appendNext(partition, SPINE_GENESIS_HASH, (head) => {
+      const row = buildReceiptSpineRow(
+        {
+          response,
+          taskId: body.id,
+          prevHash: head.headHash,
+          timestampNs: this.#deps.clock.nowNs(),
+          ...(kind === 'completion' ? { stepId: `a2a:${body.id}:completed` } : {}),
+        },
+        this.#lineageKey,
+      )
+      return { entry: { entryHash: row.entry_hash, ticketId: body.id, trackerName: kind, line: spineRowLine(row).slice(0, -1) }, value: row }
     })
     const metrics = this.#deps.metrics ?? noMetrics
     const receipt = await buildReceipt({

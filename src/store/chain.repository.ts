@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely'
-import type { ChainEntryTable } from './database.js'
+import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely'
+import type { ChainEntryTable, Database } from './database.js'
+import type { Engine } from './engine.js'
 import { Repository } from './repository.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
@@ -55,16 +56,126 @@ const APPEND_AND_MOVE_HEAD = new ReusableQuery(
 )
 
 /**
- * Append-only chains. Callers append inside a transaction after `lockHead`, which on PostgreSQL takes the
- * head row's lock (`FOR UPDATE`), so appends from several processes queue instead of forking the chain.
+ * PostgreSQL: the head moves from the head the entry was built on to the entry, and the entry is stored at the
+ * position the head reached, in one statement; nothing happens when another writer moved the head in between (the
+ * entry was built on a stale head and is built again). This statement is where the head's lock is taken, so the lock
+ * is held from here to COMMIT, with no client work in between.
+ */
+const COMPARE_AND_APPEND = `with moved as (
+  update chain_heads set head_hash = $2, length = length + 1
+  where chain = $1 and head_hash = $3 and length = $4
+  returning chain, length
+)
+insert into chain_entries (chain, position, entry_hash, ticket_id, tracker_name, line)
+select chain, length, $2, $5, $6, $7 from moved`
+
+/** An entry built on a head; `build` may run more than once (PostgreSQL, when another writer moved the head). */
+export type ChainEntryBuilder<T> = (head: ChainHead) => { readonly entry: Omit<ChainLine, 'position'>; readonly value: T }
+
+/**
+ * What a store shares with the chain repositories it binds to its connection and transactions.
+ *
+ * SQLite: this process is the only writer and the group commit runs transactions one at a time, so the heads are
+ * kept here and an append costs one INSERT and one UPDATE, no read. The group commit clears them whenever it rolls
+ * anything back (a savepoint or the whole group) and whenever another connection has committed since (PRAGMA
+ * data_version, e.g. a CLI import), so they are read again from the database, which then holds the truth.
+ */
+export class ChainHeadCache {
+  readonly #heads = new Map<string, ChainHead>()
+
+  get(chain: string): ChainHead | undefined {
+    return this.#heads.get(chain)
+  }
+
+  set(chain: string, head: ChainHead): void {
+    this.#heads.set(chain, head)
+  }
+
+  clear(): void {
+    this.#heads.clear()
+  }
+}
+
+/**
+ * When this transaction first held a chain head's lock (`performance.now()`, once the statement that takes it has
+ * returned, so time spent waiting for another writer's lock is not counted), for the hold-time histogram.
+ */
+export interface ChainLockClock {
+  lockedAt: number | null
+}
+
+/**
+ * Append-only chains. Callers append inside a transaction, either with `appendNext` (the head read, the entry built
+ * on it, and stored, the head's lock taken as late as possible) or after `lockHead`, which on PostgreSQL takes the
+ * head row's lock (`FOR UPDATE`) for the rest of the transaction. Either way appends from several processes queue
+ * instead of forking the chain.
  */
 export class ChainRepository extends Repository {
+  readonly #cache: ChainHeadCache | null
+  readonly #clock: ChainLockClock | null
+
+  constructor(db: Kysely<Database>, engine: Engine, cache: ChainHeadCache | null = null, clock: ChainLockClock | null = null) {
+    super(db, engine)
+    this.#cache = engine === 'sqlite' ? cache : null
+    this.#clock = clock
+  }
+
+  #locked(): void {
+    if (this.#clock !== null && this.#clock.lockedAt === null) this.#clock.lockedAt = performance.now()
+  }
+
+  /**
+   * Appends the entry `build` makes from the chain's current head (created empty, `genesis`, on first use) and
+   * returns its position and what `build` returned. PostgreSQL: the head is read without a lock and moved by one
+   * compare-and-append statement; when another writer got there first, the entry is built again on the new head.
+   */
+  async appendNext<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>): Promise<{ readonly position: number; readonly value: T }> {
+    if (this.engine !== 'postgres') {
+      const head = await this.lockHead(chain, genesis)
+      const { entry, value } = build(head)
+      return { position: await this.append(chain, head, entry), value }
+    }
+    for (;;) {
+      const head = (await this.head(chain)) ?? (await this.#create(chain, genesis))
+      const { entry, value } = build(head)
+      const result = await this.db.executeQuery(
+        CompiledQuery.raw(COMPARE_AND_APPEND, [chain, entry.entryHash, head.headHash, head.length, entry.ticketId, entry.trackerName, entry.line]),
+      )
+      if (Number(result.numAffectedRows ?? 0n) === 1) {
+        this.#locked()
+        return { position: head.length + 1, value }
+      }
+    }
+  }
+
+  async #create(chain: string, genesis: string): Promise<ChainHead> {
+    await this.db
+      .insertInto('chain_heads')
+      .values({ chain, head_hash: genesis, length: 0 })
+      .onConflict((oc) => oc.column('chain').doNothing())
+      .execute()
+    const created = await this.#selectHead(chain, SELECT_HEAD)
+    if (created === undefined) throw new Error(`chain head '${chain}' vanished while it was being created`)
+    return created
+  }
+
   /** The chain's head, locked for this transaction; created empty (`genesis`) on first use. */
   async lockHead(chain: string, genesis: string): Promise<ChainHead> {
+    const head = await this.#lockHead(chain, genesis)
+    this.#locked()
+    return head
+  }
+
+  async #lockHead(chain: string, genesis: string): Promise<ChainHead> {
+    const cached = this.#cache?.get(chain)
+    if (cached !== undefined) return cached
     // The head row exists for every chain but the newest, so it is read (and locked) first; only a missing one is
     // created, by whichever transaction gets there first, and then read again under the lock.
     const existing = await this.#selectHead(chain)
-    if (existing !== undefined) return existing
+    if (existing !== undefined) {
+      this.#cache?.set(chain, existing)
+      return existing
+    }
     await this.db
       .insertInto('chain_heads')
       .values({ chain, head_hash: genesis, length: 0 })
@@ -72,6 +183,7 @@ export class ChainRepository extends Repository {
       .execute()
     const created = await this.#selectHead(chain)
     if (created === undefined) throw new Error(`chain head '${chain}' vanished while it was being created`)
+    this.#cache?.set(chain, created)
     return created
   }
 
@@ -101,7 +213,25 @@ export class ChainRepository extends Repository {
       line: entry.line,
     })
     await UPDATE_HEAD.execute(this.db, this.engine, chain, entry.entryHash, position)
+    this.#cache?.set(chain, { headHash: entry.entryHash, length: position })
     return position
+  }
+
+  /** Every chain that is `prefix` itself or starts with `prefix/`, with its head (for partitions and checkpoints). */
+  async heads(prefix: string): Promise<Array<{ readonly chain: string } & ChainHead>> {
+    const rows = await this.db
+      .selectFrom('chain_heads')
+      .select(['chain', 'head_hash', 'length'])
+      .where((eb) => eb.or([eb('chain', '=', prefix), eb(sql<string>`substr(chain, 1, ${prefix.length + 1})`, '=', `${prefix}/`)]))
+      .orderBy('chain')
+      .execute()
+    return rows.map((r) => ({ chain: r.chain, headHash: r.head_hash, length: Number(r.length) }))
+  }
+
+  /** The entry hash stored at a position of a chain, if there is one. */
+  async hashAt(chain: string, position: number): Promise<string | undefined> {
+    const row = await this.db.selectFrom('chain_entries').select('entry_hash').where('chain', '=', chain).where('position', '=', position).executeTakeFirst()
+    return row?.entry_hash
   }
 
   async list(query: ChainListQuery): Promise<ChainLine[]> {

@@ -131,6 +131,13 @@ export interface ChainEntryTable {
   line: string
 }
 
+export interface ChainCheckpointTable {
+  id: string
+  created_at: number
+  body: string
+  jws: string
+}
+
 export interface NodeDocumentTable {
   name: string
   body: string
@@ -184,6 +191,7 @@ export interface Database {
   node_documents: NodeDocumentTable
   chain_heads: ChainHeadTable
   chain_entries: ChainEntryTable
+  chain_checkpoints: ChainCheckpointTable
   api_tokens: ApiTokenTable
   tasks: TaskTable
   a2a_tasks: A2ATaskTable

@@ -24,11 +24,16 @@ interface Pending {
  */
 export class SqliteGroupCommit {
   readonly #db: Kysely<Database>
+  /** Told whenever anything is rolled back, or another connection committed: state kept in memory is stale. */
+  readonly #onStale: () => void
+  /** PRAGMA data_version at the end of our last group; it changes when another connection commits. */
+  #dataVersion: number | null = null
   #queue: Pending[] = []
   #scheduled = false
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, onStale: () => void = () => {}) {
     this.#db = db
+    this.#onStale = onStale
   }
 
   run<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
@@ -67,12 +72,22 @@ export class SqliteGroupCommit {
   async #commitGroup(db: Kysely<Database>, group: readonly Pending[]): Promise<void> {
     await sql`begin`.execute(db)
     try {
+      await this.#checkDataVersion(db)
       await this.#runGroup(db, group)
     } catch (error) {
       // A savepoint statement itself failed: undo everything and fail the whole group.
+      this.#onStale()
       await sql`rollback`.execute(db).catch(() => {})
       for (const pending of group) pending.reject(error)
     }
+  }
+
+  /** Another connection (a CLI command on the same file) committed since our last group: what we keep is stale. */
+  async #checkDataVersion(db: Kysely<Database>): Promise<void> {
+    const { rows } = await sql<{ data_version: number }>`pragma data_version`.execute(db)
+    const version = Number(rows[0]?.data_version)
+    if (version !== this.#dataVersion) this.#onStale()
+    this.#dataVersion = version
   }
 
   async #runGroup(db: Kysely<Database>, group: readonly Pending[]): Promise<void> {
@@ -88,6 +103,7 @@ export class SqliteGroupCommit {
         done.push({ pending, value })
       } catch (error) {
         pending.reject(error)
+        this.#onStale()
         try {
           await sql`rollback to group_commit_item`.execute(db)
           await sql`release group_commit_item`.execute(db)
@@ -107,6 +123,7 @@ export class SqliteGroupCommit {
       }
     }
     if (abandoned !== undefined) {
+      this.#onStale()
       await sql`rollback`.execute(db).catch(() => {})
       for (const { pending } of done) pending.reject(abandoned)
       // Those not started yet run in a later group, unaffected.

@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { A2AV1Repository } from './a2a-v1.repository.js'
-import { ChainRepository } from './chain.repository.js'
+import { ChainHeadCache, type ChainLockClock, ChainRepository } from './chain.repository.js'
+import { CheckpointRepository } from './checkpoint.repository.js'
 import { DocumentRepository } from './document.repository.js'
 import { FederationRepository } from './federation.repository.js'
 import { PeerNonceRepository } from './peer-nonce.repository.js'
@@ -24,6 +25,7 @@ export interface Repositories {
   readonly a2aV1: A2AV1Repository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
+  readonly checkpoints: CheckpointRepository
   readonly documents: DocumentRepository
   readonly federation: FederationRepository
   readonly peerNonces: PeerNonceRepository
@@ -39,20 +41,24 @@ export class Store {
   /** SQLite: transactions arriving together share one COMMIT (one fsync); see SqliteGroupCommit. */
   readonly #group: SqliteGroupCommit | null
   readonly #storageObservers: StorageObserver[] = []
+  readonly #holdObservers: Array<(seconds: number) => void> = []
+  /** SQLite: the chain heads, kept between transactions (see ChainHeadCache). */
+  readonly #heads = new ChainHeadCache()
 
   constructor(connection: Connection) {
     this.#connection = connection
-    this.repos = Store.#bind(connection.db, connection.engine)
-    this.#group = connection.engine === 'sqlite' ? new SqliteGroupCommit(connection.db) : null
+    this.repos = Store.#bind(connection.db, connection.engine, null, null)
+    this.#group = connection.engine === 'sqlite' ? new SqliteGroupCommit(connection.db, () => this.#heads.clear()) : null
   }
 
-  static #bind(db: Connection['db'], engine: Engine): Repositories {
+  static #bind(db: Connection['db'], engine: Engine, heads: ChainHeadCache | null, clock: ChainLockClock | null): Repositories {
     return {
       tasks: new TaskRepository(db, engine),
       a2a: new A2ARepository(db, engine),
       a2aV1: new A2AV1Repository(db, engine),
       tokens: new TokenRepository(db, engine),
-      chains: new ChainRepository(db, engine),
+      chains: new ChainRepository(db, engine, heads, clock),
+      checkpoints: new CheckpointRepository(db, engine),
       documents: new DocumentRepository(db, engine),
       federation: new FederationRepository(db, engine),
       peerNonces: new PeerNonceRepository(db, engine),
@@ -87,12 +93,35 @@ export class Store {
     this.#storageObservers.push(observer)
   }
 
+  /**
+   * Subscribes to how long each committed transaction held a chain head: from the moment it took the first head's
+   * lock (PostgreSQL: the compare-and-append statement or `FOR UPDATE`; SQLite: its first append, the database
+   * being its one lock) to its COMMIT's return, in seconds. Observers must not throw.
+   */
+  observeChainHold(observer: (seconds: number) => void): void {
+    this.#holdObservers.push(observer)
+  }
+
+  #held(clock: ChainLockClock): void {
+    if (clock.lockedAt === null) return
+    const seconds = (performance.now() - clock.lockedAt) / 1000
+    for (const observer of this.#holdObservers) observer(seconds)
+  }
+
   async #transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
-    if (this.#group) return this.#group.run((db) => work(Store.#bind(db, engine)))
+    if (this.#group) {
+      const clock: ChainLockClock = { lockedAt: null }
+      const value = await this.#group.run((db) => work(Store.#bind(db, engine, this.#heads, clock)))
+      this.#held(clock)
+      return value
+    }
     for (let attempt = 1; ; attempt++) {
+      const clock: ChainLockClock = { lockedAt: null }
       try {
-        return await this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine)))
+        const value = await this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine, null, clock)))
+        this.#held(clock)
+        return value
       } catch (error) {
         const code = (error as { code?: unknown } | null)?.code
         if (typeof code !== 'string' || !RETRYABLE.has(code)) throw error

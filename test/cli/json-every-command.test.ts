@@ -142,6 +142,11 @@ describe('every command with --json prints one JSON object', { timeout: 300_000 
     expect(await json('lineage tracker-audit import', ['--file', source], importer, 0)).toEqual({ ok: true, imported: 5 })
     // Again: it does not continue the chain any more.
     await json('lineage tracker-audit import', ['--file', source], importer, 1)
+    // The whole node: under the key the log was signed with, then under another (every HMAC fails).
+    expect(await json('lineage checkpoint', [], importer, 0)).toMatchObject({ ok: true })
+    expect(await json('lineage verify-node', [], importer, 0)).toMatchObject({ ok: true, checkpoints: { count: 1 } })
+    await json('lineage verify-node', [], { ...importer, BERNSTEIN_AUDIT_KEY_PATH: join(dir, 'other-audit.key') }, 1)
+    await json('lineage checkpoint', [], { ...envA, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' }, 1)
 
     // Without --output the payload is a field of the object (it was printed bare), its bytes exactly.
     const wrapped = await json('lineage envelope wrap', ['--file', source, '--issuer', 'acme-orch'], offline, 0)

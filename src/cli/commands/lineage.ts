@@ -20,6 +20,7 @@ import type { LineageEnvelopeParseOptions } from '../../lineage/envelope.js'
 import { AuditKeyError, chainVerificationBody, parseTrackerLine, readAuditKey, readByteLines, verifyTrackerAuditFile } from '../../lineage/tracker-audit.js'
 import type { TrackerAuditEntry, TrackerAuditVerifyResult } from '../../lineage/tracker-audit.js'
 import { LineageService } from '../../lineage/lineage.service.js'
+import { registerLineageNode } from './lineage-node.js'
 import { type Result, ok } from '../../result.js'
 import { decodeUtf8Strict } from '../../text/utf8.js'
 import type { CliContext } from '../context.js'
@@ -243,10 +244,11 @@ export function registerLineage(program: Command, cli: CliContext): void {
     .command('export')
     .description("write the server's chain as Bernstein's JSONL file (byte-identical lines)")
     .requiredOption('--output <path>', 'the JSONL file to write')
-    .action(async (opts: { output: string }, cmd: Command) => {
+    .option('--partition <chain>', 'the partition to write (`lineage verify-node` lists them); default: the legacy one, `tracker-audit`')
+    .action(async (opts: { output: string; partition?: string }, cmd: Command) => {
       const lines = await cli.withStore(async (store, config) => {
         const out: string[] = []
-        for await (const line of new LineageService(store, null, config.issuer).exportJsonl()) out.push(line)
+        for await (const line of new LineageService(store, null, config.issuer).exportJsonl(opts.partition)) out.push(line)
         return out
       })
       await writeFile(opts.output, lines.join(''), { mode: 0o600 })
@@ -272,6 +274,8 @@ export function registerLineage(program: Command, cli: CliContext): void {
       if (wantsJson(cmd)) return printJson({ ok: true, imported })
       printLines(`✓ imported ${imported} entr${imported === 1 ? 'y' : 'ies'}`)
     })
+
+  registerLineageNode(lineage, cli)
 
   const envelope = lineage.command('envelope').description(`the ${LINEAGE_ENVELOPE_FIELD} envelope`)
   envelope

@@ -1,0 +1,36 @@
+import { Repository } from './repository.js'
+
+/** A stored, signed checkpoint of the chain partition heads (the body is canonical JSON, the JWS detached). */
+export interface StoredCheckpoint {
+  readonly id: string
+  readonly createdAt: number
+  readonly body: string
+  readonly jws: string
+}
+
+/** Signed checkpoints of every chain partition head (docs/scaling.md), oldest first. */
+export class CheckpointRepository extends Repository {
+  async insert(checkpoint: StoredCheckpoint): Promise<void> {
+    await this.db
+      .insertInto('chain_checkpoints')
+      .values({ id: checkpoint.id, created_at: checkpoint.createdAt, body: checkpoint.body, jws: checkpoint.jws })
+      .execute()
+  }
+
+  /** Every checkpoint, oldest first, in pages so verification uses constant memory. */
+  async *stream(pageSize = 200): AsyncGenerator<StoredCheckpoint> {
+    let after: { createdAt: number; id: string } | null = null
+    for (;;) {
+      let q = this.db.selectFrom('chain_checkpoints').select(['id', 'created_at', 'body', 'jws'])
+      if (after !== null) {
+        const { createdAt, id } = after
+        q = q.where((eb) => eb.or([eb('created_at', '>', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '>', id)])]))
+      }
+      const rows = await q.orderBy('created_at').orderBy('id').limit(pageSize).execute()
+      for (const r of rows) yield { id: r.id, createdAt: Number(r.created_at), body: r.body, jws: r.jws }
+      const last = rows[rows.length - 1]
+      if (last === undefined || rows.length < pageSize) return
+      after = { createdAt: Number(last.created_at), id: last.id }
+    }
+  }
+}
