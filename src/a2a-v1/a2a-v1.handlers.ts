@@ -7,6 +7,7 @@ import { A2AProtocolError } from './a2a-v1-errors.js'
 import type { A2AV1Caller, A2AV1Service } from './a2a-v1.service.js'
 import type { ListTasksRequest, SendMessageRequest } from './a2a-v1-wire.js'
 import { responseContentType } from './media-type.js'
+import { withJsonNames } from './proto-json-names.js'
 import { callerInTenant } from './tenant-scope.js'
 import { assertSupportedVersion } from './version.js'
 
@@ -86,7 +87,7 @@ export function a2aV1Routes(service: A2AV1Service): RouteDefinition[] {
     checkVersion(headers, query)
     const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
     if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
-    const params = (body.params ?? {}) as Record<string, unknown>
+    const params = withJsonNames((body.params ?? {}) as Record<string, unknown>)
     const tenant = typeof params['tenant'] === 'string' ? params['tenant'] : undefined
     const result = await method(service, params, callerInTenant(caller, tenant, headers['x-tenant-id']))
     return { status: 200 as const, body: { jsonrpc: '2.0' as const, id: body.id ?? null, result }, headers: { 'Content-Type': 'application/json' } }
