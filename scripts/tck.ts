@@ -107,6 +107,8 @@ async function main(): Promise<number> {
       BERNSTEIN_PUBLIC_BASE_URL: proxyUrl,
       BERNSTEIN_LOG_LEVEL: 'warn',
       BERNSTEIN_FEDERATION_POLL_MS: '0',
+      // A shared or loaded machine stalls the event loop for reasons of its own; shedding would answer the kit 503.
+      BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS: '0',
     })
     node = started.child
     nodeUrl = new URL(started.url)
