@@ -8,20 +8,13 @@
  * @module
  */
 import type { A2AArtifact } from '../a2a/a2a-task.js'
-import type { V1Artifact, V1Part } from './a2a-v1-wire.js'
+import type { V1Artifact } from './a2a-v1-wire.js'
+import type { ArtifactUpdate } from './executor/agent-executor.js'
 
 export const V1_ARTIFACT_MEDIA_TYPE = 'application/vnd.bernstein.a2a-v1-artifact+json'
 
-/** A v1 artifact (or one chunk of it) as stored in the data of an A2A artifact. */
-export interface StoredV1Artifact {
-  readonly artifactId: string
-  readonly name?: string
-  readonly description?: string
-  readonly parts: readonly V1Part[]
-  readonly append?: boolean
-  readonly lastChunk?: boolean
-  readonly metadata?: Readonly<Record<string, unknown>>
-}
+/** A v1 artifact (or one chunk of it) as stored in the data of an A2A artifact: what an executor adds, with its id. */
+export type StoredV1Artifact = ArtifactUpdate & { readonly artifactId: string }
 
 /** The stored form of a v1 artifact (what {@link artifactsToWire} reads back). */
 export function storedV1Artifact(artifact: StoredV1Artifact): Pick<A2AArtifact, 'name' | 'contentType' | 'data'> {
