@@ -326,9 +326,10 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.length).toBeGreaterThanOrEqual(48)
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
-    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC, SendMessage and CancelTask.
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(11)
-    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(6)
+    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC (at /a2a/v1 and /a2a/v1/), SendMessage and
+    // CancelTask (each also under /{tenant}/).
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(14)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(12)
   })
 
   for (const op of OPERATIONS) {
