@@ -150,9 +150,10 @@ export class A2AV1Service {
       return { id: taskId, bernsteinTaskId: view.body.bernstein_task_id ?? '', contextId, resumed: false, body }
     })
     const historyLength = request.configuration?.historyLength
-    const running = this.#execute({ tenantId: caller.tenantId, a2aTaskId: id, bernsteinTaskId, contextId }, JSON.parse(body) as V1Message, resumed)
+    // The executor runs on its own: a blocking send waits for the task (woken by the executor's changes) within its
+    // bound, not for the executor, which may take longer.
+    void this.#execute({ tenantId: caller.tenantId, a2aTaskId: id, bernsteinTaskId, contextId }, JSON.parse(body) as V1Message, resumed)
     if (request.configuration?.returnImmediately === true) return { task: await this.getTask(caller.tenantId, id, historyLength) }
-    await running
     return { task: await this.#waitSettled(caller.tenantId, id, bernsteinTaskId, historyLength) }
   }
 
