@@ -192,6 +192,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2a/v1/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 JSON-RPC 2.0 binding (trailing slash)
+         * @description The JSON-RPC binding at its interface URL joined with `/` (`POST /a2a/v1/`), where clients that join a path
+         *     to the interface URL post (the conformance kit's httpx client does): the same methods, answers and policy as
+         *     `POST /a2a/v1`. The only path of the contract that ends with a slash; every other trailing slash is a 404.
+         */
+        post: operations["a2aV1JsonRpcSlash"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/a2a/v1/message:send": {
         parameters: {
             query?: never;
@@ -294,6 +316,116 @@ export interface paths {
          * @description The agent card as an authenticated caller sees it (the public card, which declares `extendedAgentCard`).
          */
         get: operations["a2aV1GetExtendedAgentCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/message:send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 SendMessage (HTTP+JSON) for a tenant
+         * @description Creates an A2A task from the message (the same pair of A2A task and Bernstein task as `/a2a/tasks/send`,
+         *     attested and chained), or continues the task its `taskId` names. Blocking by default: the answer waits until
+         *     the task is terminal or interrupted (input or auth required), at most the node's bound
+         *     (`BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS`, 30 s by default; the request deadline of this operation includes it:
+         *     `x-waits`), then gives the task as it stands; with
+         *     `configuration.returnImmediately` it answers at once. The acceptance receipt is in the task's `metadata`
+         *     under `bernstein.receipt`.
+         */
+        post: operations["a2aV1SendMessageForTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 ListTasks (HTTP+JSON) for a tenant
+         * @description The caller's tenant's A2A tasks, newest status first, by cursor (`pageToken` from the previous page's
+         *     `nextPageToken`, which is empty on the last page). Artifacts are left out unless `includeArtifacts`, history
+         *     unless `historyLength` is given.
+         */
+        get: operations["a2aV1ListTasksForTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 GetTask (HTTP+JSON) for a tenant
+         * @description The task, with at most `historyLength` messages of its history (all when absent, none for 0).
+         */
+        get: operations["a2aV1GetTaskForTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 CancelTask (HTTP+JSON) for a tenant
+         * @description Cancels the task's linked Bernstein task. Idempotent: cancelling a cancelled task answers it again. A task
+         *     that finished otherwise (completed, failed) is `TaskNotCancelableError` (400, reason `TASK_NOT_CANCELABLE`).
+         *     The body is optional.
+         */
+        post: operations["a2aV1CancelTaskForTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/extendedAgentCard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 GetExtendedAgentCard (HTTP+JSON) for a tenant
+         * @description The agent card as an authenticated caller sees it (the public card, which declares `extendedAgentCard`).
+         */
+        get: operations["a2aV1GetExtendedAgentCardForTenant"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2675,6 +2807,12 @@ export interface components {
         A2AVersionQuery: string;
         /** @description Extension URIs the client activates, comma-separated (this node requires none). */
         A2AExtensions: string;
+        /**
+         * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+         *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+         *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+         */
+        A2AV1Tenant: string;
         /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
         A2AV1TaskId: string;
     };
@@ -3015,6 +3153,44 @@ export interface operations {
             503: components["responses"]["A2AV1JsonRpcRefusal"];
         };
     };
+    a2aV1JsonRpcSlash: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["A2AV1JsonRpcRequest"];
+            };
+        };
+        responses: {
+            /** @description A JSON-RPC response (a result or an error) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
+                };
+            };
+            401: components["responses"]["A2AV1JsonRpcRefusal"];
+            403: components["responses"]["A2AV1JsonRpcRefusal"];
+            413: components["responses"]["A2AV1JsonRpcRefusal"];
+            429: components["responses"]["A2AV1JsonRpcRefusal"];
+            500: components["responses"]["A2AV1JsonRpcRefusal"];
+            503: components["responses"]["A2AV1JsonRpcRefusal"];
+        };
+    };
     a2aV1SendMessage: {
         parameters: {
             query?: {
@@ -3269,6 +3445,314 @@ export interface operations {
                 "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
             };
             path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The extended agent card */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1AgentCard"];
+                    "application/json": components["schemas"]["A2AV1AgentCard"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SendMessageForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1SendMessageRequest"];
+                "application/json": components["schemas"]["A2AV1SendMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1SendMessageResponse"];
+                    "application/json": components["schemas"]["A2AV1SendMessageResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1ListTasksForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+                contextId?: string;
+                status?: components["schemas"]["A2AV1TaskStateFilter"];
+                pageSize?: number;
+                pageToken?: string;
+                historyLength?: number;
+                statusTimestampAfter?: string;
+                includeArtifacts?: boolean;
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of tasks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tasks": [],
+                     *       "nextPageToken": "",
+                     *       "pageSize": 50,
+                     *       "totalSize": 0
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1ListTasksResponse"];
+                    /**
+                     * @example {
+                     *       "tasks": [],
+                     *       "nextPageToken": "",
+                     *       "pageSize": 50,
+                     *       "totalSize": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1ListTasksResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1GetTaskForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+                historyLength?: number;
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "7febbefec6de",
+                     *       "contextId": "7febbefec6de",
+                     *       "status": {
+                     *         "state": "TASK_STATE_SUBMITTED",
+                     *         "timestamp": "2026-12-01T12:00:00.000Z"
+                     *       },
+                     *       "history": [
+                     *         {
+                     *           "messageId": "m-1",
+                     *           "role": "ROLE_USER",
+                     *           "parts": [
+                     *             {
+                     *               "text": "Add a health endpoint"
+                     *             }
+                     *           ],
+                     *           "taskId": "7febbefec6de",
+                     *           "contextId": "7febbefec6de"
+                     *         }
+                     *       ],
+                     *       "metadata": {
+                     *         "bernstein.task_id": "0d4f3c2b1a90",
+                     *         "bernstein.receipt": null,
+                     *         "bernstein.attestation": "none"
+                     *       }
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1Task"];
+                    /**
+                     * @example {
+                     *       "id": "7febbefec6de",
+                     *       "contextId": "7febbefec6de",
+                     *       "status": {
+                     *         "state": "TASK_STATE_SUBMITTED",
+                     *         "timestamp": "2026-12-01T12:00:00.000Z"
+                     *       },
+                     *       "history": [
+                     *         {
+                     *           "messageId": "m-1",
+                     *           "role": "ROLE_USER",
+                     *           "parts": [
+                     *             {
+                     *               "text": "Add a health endpoint"
+                     *             }
+                     *           ],
+                     *           "taskId": "7febbefec6de",
+                     *           "contextId": "7febbefec6de"
+                     *         }
+                     *       ],
+                     *       "metadata": {
+                     *         "bernstein.task_id": "0d4f3c2b1a90",
+                     *         "bernstein.receipt": null,
+                     *         "bernstein.attestation": "none"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1Task"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1CancelTaskForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1CancelTaskRequest"];
+                "application/json": components["schemas"]["A2AV1CancelTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The cancelled task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/a2a+json": components["schemas"]["A2AV1Task"];
+                    "application/json": components["schemas"]["A2AV1Task"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1GetExtendedAgentCardForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+            };
             cookie?: never;
         };
         requestBody?: never;

@@ -80,6 +80,8 @@ export interface Config {
    * as it stands; the request deadline of the operations that wait (`x-waits`) is extended by it.
    */
   readonly a2aBlockingTimeoutMs: number
+  /** Answer A2A v1.0 messages with the built-in conformance agent (for the A2A conformance kit), not external workers. */
+  readonly a2aConformanceAgent: boolean
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -329,6 +331,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     peerMaxAnswerBytes: bounded(env, 'BERNSTEIN_PEER_MAX_ANSWER_BYTES', 1_048_576, 1024, 1_073_741_824),
     peerTimeoutMs: bounded(env, 'BERNSTEIN_PEER_TIMEOUT_MS', 30_000, 100, 600_000),
     a2aBlockingTimeoutMs: bounded(env, 'BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS', 30_000, 0, 600_000),
+    a2aConformanceAgent: flag(env, 'BERNSTEIN_A2A_CONFORMANCE_AGENT', false),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),

@@ -19,6 +19,7 @@ import { type Services, createServices } from './services.js'
 import { type Connection, connect, databaseOptions, migrateToLatest, pendingMigrations } from './store/connect.js'
 import { Store } from './store/store.js'
 import { packageVersion } from './version.js'
+import { ConformanceAgent } from './a2a-v1/executor/conformance-agent.js'
 
 /** The node cannot start as configured (e.g. migrations pending with BERNSTEIN_MIGRATE_ON_START=0, a port in use). */
 export class StartupError extends Error {
@@ -152,6 +153,11 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       },
       a2aV1: { blockingTimeoutMs: config.a2aBlockingTimeoutMs },
       chainPartitions: config.chains,
+      ...(config.a2aConformanceAgent && {
+        a2aV1Executor: new ConformanceAgent(),
+        onExecutorError: (error: unknown, taskId: string) =>
+          (options.logger ?? silentLogger).error({ err: error, taskId }, 'the A2A v1 conformance agent failed'),
+      }),
     })
     const checkpoints = new ChainCheckpoints({
       store,

@@ -1,6 +1,7 @@
 import { A2AService } from './a2a/a2a.service.js'
 import { type A2AV1Options, A2AV1Service } from './a2a-v1/a2a-v1.service.js'
 import { TaskEventSource } from './a2a-v1/task-events.js'
+import type { AgentExecutor } from './a2a-v1/executor/agent-executor.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
 import type { PartitionScheme } from './lineage/partitions.js'
@@ -35,6 +36,10 @@ export interface ServiceDeps {
   readonly inboundGates?: readonly InboundGate[]
   /** A2A v1.0: the blocking bound of SendMessage and the role of new linked tasks (defaults otherwise). */
   readonly a2aV1?: Partial<A2AV1Options>
+  /** A2A v1.0: an in-process agent that answers messages (none: external workers do). */
+  readonly a2aV1Executor?: AgentExecutor
+  /** Told when that agent throws (its task is failed). */
+  readonly onExecutorError?: (error: unknown, taskId: string) => void
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
   /** Readiness: how long one database check answers probes. */
@@ -113,6 +118,8 @@ export function createServices(deps: ServiceDeps): Services {
     events: taskEvents,
     agentCard: async () => (await deps.identity.agentCardV1()).card,
     ...(deps.a2aV1 && { options: deps.a2aV1 }),
+    ...(deps.a2aV1Executor && { executor: deps.a2aV1Executor }),
+    ...(deps.onExecutorError && { onExecutorError: deps.onExecutorError }),
   })
   const gates: InboundGate[] = [
     // First: nothing of the body is believed before its signature by the sender's pinned card key checks out.

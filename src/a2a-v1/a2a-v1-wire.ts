@@ -1,8 +1,8 @@
 /** The A2A v1.0 wire shapes (from the contract) and the making of a v1 Task from an A2A task of this node. */
 import type { Schema } from '../contract.js'
-import type { A2AArtifact } from '../a2a/a2a-task.js'
 import { TASK_STATE_OF } from '../a2a/a2a-status.js'
 import type { A2AV1TaskSnapshot } from './a2a-v1-records.js'
+import { artifactsToWire } from './v1-artifacts.js'
 
 export type V1Task = Schema<'A2AV1Task'>
 export type V1Message = Schema<'A2AV1Message'>
@@ -10,6 +10,7 @@ export type V1Part = Schema<'A2AV1Part'>
 export type V1Artifact = Schema<'A2AV1Artifact'>
 export type V1AgentCard = Schema<'A2AV1AgentCard'>
 export type SendMessageRequest = Schema<'A2AV1SendMessageRequest'>
+export type SendMessageResponse = Schema<'A2AV1SendMessageResponse'>
 export type ListTasksRequest = Schema<'A2AV1ListTasksRequest'>
 export type ListTasksResponse = Schema<'A2AV1ListTasksResponse'>
 
@@ -27,11 +28,6 @@ export function isoTime(seconds: number): string {
 export function messageText(message: V1Message): string {
   const texts = message.parts.flatMap((part) => (typeof part.text === 'string' ? [part.text] : []))
   return texts.length > 0 ? texts.join('\n') : '(a message without text parts)'
-}
-
-function artifactToWire(a2aTaskId: string, artifact: A2AArtifact, index: number): V1Artifact {
-  // Artifacts are only ever appended, so the position is a stable id.
-  return { artifactId: `${a2aTaskId}-artifact-${index}`, name: artifact.name, parts: [{ text: artifact.data, mediaType: artifact.contentType }] }
 }
 
 /**
@@ -55,7 +51,7 @@ export function taskToWire(snapshot: A2AV1TaskSnapshot, history: readonly string
     id: record.id,
     ...(contextId !== null && { contextId }),
     status: { state, timestamp: isoTime(statusTime) },
-    ...(artifacts !== undefined && artifacts.length > 0 && { artifacts: artifacts.map((a, i) => artifactToWire(record.id, a, i)) }),
+    ...(artifacts !== undefined && artifacts.length > 0 && { artifacts: artifactsToWire(record.id, artifacts) }),
     ...(messages !== undefined && messages.length > 0 && { history: messages }),
     metadata: {
       [METADATA_TASK_ID]: record.bernsteinTaskId,

@@ -2,11 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { Caller } from '../auth/caller.js'
 import type { Schema } from '../contract.js'
 import { AppError } from '../errors.js'
-import { type RouteDefinition, route } from '../http/route.js'
+import { type HttpInput, type RouteDefinition, route } from '../http/route.js'
 import { A2AProtocolError } from './a2a-v1-errors.js'
 import type { A2AV1Caller, A2AV1Service } from './a2a-v1.service.js'
 import type { ListTasksRequest, SendMessageRequest } from './a2a-v1-wire.js'
 import { responseContentType } from './media-type.js'
+import { withJsonNames } from './proto-json-names.js'
+import { callerInTenant } from './tenant-scope.js'
 import { assertSupportedVersion } from './version.js'
 
 type JsonRpcResult = Extract<Schema<'A2AV1JsonRpcResponse'>, { result: unknown }>['result']
@@ -34,7 +36,7 @@ type Method = (service: A2AV1Service, params: Record<string, unknown>, caller: C
 const METHODS: Readonly<Record<string, Method>> = {
   SendMessage: async (service, params, caller) => {
     assertOperator(caller, 'SendMessage')
-    return { task: await service.sendMessage(v1Caller(caller), params as SendMessageRequest) }
+    return service.sendMessage(v1Caller(caller), params as SendMessageRequest)
   },
   GetTask: (service, params, caller) => {
     const request = params as Schema<'A2AV1GetTaskRequest'>
@@ -63,35 +65,57 @@ function listRequest(query: Readonly<Record<string, unknown>>): ListTasksRequest
   }
 }
 
+/** What the HTTP+JSON operations read of a request, whichever of their twins (root or `/{tenant}/…`) it came to. */
+interface RestInput {
+  readonly caller: Caller
+  readonly headers: IncomingHttpHeaders
+  readonly query: Readonly<Record<string, unknown>>
+  readonly params: object
+}
+
+const tenantOf = (params: object): string | undefined => ('a2a_tenant' in params && typeof params.a2a_tenant === 'string' ? params.a2a_tenant : undefined)
+
 export function a2aV1Routes(service: A2AV1Service): RouteDefinition[] {
   const json = (headers: IncomingHttpHeaders) => ({ 'Content-Type': responseContentType(headers.accept) })
+  /** The version check and the tenant of the path, then the operation's answer with its content type. */
+  const rest = async <T>(input: RestInput, answer: (caller: Caller) => Promise<T>) => {
+    checkVersion(input.headers, input.query)
+    const body = await answer(callerInTenant(input.caller, tenantOf(input.params), input.headers['x-tenant-id']))
+    return { status: 200 as const, body, headers: json(input.headers) }
+  }
+  const jsonRpc = async ({ body, caller, headers, query }: Pick<HttpInput<'a2aV1JsonRpc'>, 'body' | 'caller' | 'headers'> & RestInput) => {
+    checkVersion(headers, query)
+    const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
+    if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
+    const params = withJsonNames((body.params ?? {}) as Record<string, unknown>)
+    const tenant = typeof params['tenant'] === 'string' ? params['tenant'] : undefined
+    const result = await method(service, params, callerInTenant(caller, tenant, headers['x-tenant-id']))
+    return { status: 200 as const, body: { jsonrpc: '2.0' as const, id: body.id ?? null, result }, headers: { 'Content-Type': 'application/json' } }
+  }
   return [
-    route('a2aV1JsonRpc', 'post', '/a2a/v1', async ({ body, caller, headers, query }) => {
-      checkVersion(headers, query)
-      const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
-      if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
-      const result = await method(service, (body.params ?? {}) as Record<string, unknown>, caller)
-      return { status: 200, body: { jsonrpc: '2.0' as const, id: body.id ?? null, result }, headers: { 'Content-Type': 'application/json' } }
-    }),
-    route('a2aV1SendMessage', 'post', '/a2a/v1/message:send', async ({ body, caller, headers, query }) => {
-      checkVersion(headers, query)
-      return { status: 200, body: { task: await service.sendMessage(v1Caller(caller), body) }, headers: json(headers) }
-    }),
-    route('a2aV1GetTask', 'get', '/a2a/v1/tasks/{a2a_task_id}', async ({ params, query, caller, headers }) => {
-      checkVersion(headers, query)
-      return { status: 200, body: await service.getTask(caller.tenantId, params.a2a_task_id, query.historyLength), headers: json(headers) }
-    }),
-    route('a2aV1ListTasks', 'get', '/a2a/v1/tasks', async ({ query, caller, headers }) => {
-      checkVersion(headers, query)
-      return { status: 200, body: await service.listTasks(caller.tenantId, listRequest(query)), headers: json(headers) }
-    }),
-    route('a2aV1CancelTask', 'post', '/a2a/v1/tasks/{a2a_task_id}:cancel', async ({ params, caller, headers, query }) => {
-      checkVersion(headers, query)
-      return { status: 200, body: await service.cancelTask(caller.tenantId, params.a2a_task_id), headers: json(headers) }
-    }),
-    route('a2aV1GetExtendedAgentCard', 'get', '/a2a/v1/extendedAgentCard', async ({ caller: _caller, headers, query }) => {
-      checkVersion(headers, query)
-      return { status: 200, body: await service.extendedAgentCard(), headers: json(headers) }
-    }),
+    route('a2aV1JsonRpc', 'post', '/a2a/v1', jsonRpc),
+    route('a2aV1JsonRpcSlash', 'post', '/a2a/v1/', jsonRpc),
+    route('a2aV1SendMessage', 'post', '/a2a/v1/message:send', (input) => rest(input, (caller) => service.sendMessage(v1Caller(caller), input.body))),
+    route('a2aV1SendMessageForTenant', 'post', '/a2a/v1/{a2a_tenant}/message:send', (input) =>
+      rest(input, (caller) => service.sendMessage(v1Caller(caller), input.body)),
+    ),
+    route('a2aV1GetTask', 'get', '/a2a/v1/tasks/{a2a_task_id}', (input) =>
+      rest(input, (caller) => service.getTask(caller.tenantId, input.params.a2a_task_id, input.query.historyLength)),
+    ),
+    route('a2aV1GetTaskForTenant', 'get', '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}', (input) =>
+      rest(input, (caller) => service.getTask(caller.tenantId, input.params.a2a_task_id, input.query.historyLength)),
+    ),
+    route('a2aV1ListTasks', 'get', '/a2a/v1/tasks', (input) => rest(input, (caller) => service.listTasks(caller.tenantId, listRequest(input.query)))),
+    route('a2aV1ListTasksForTenant', 'get', '/a2a/v1/{a2a_tenant}/tasks', (input) =>
+      rest(input, (caller) => service.listTasks(caller.tenantId, listRequest(input.query))),
+    ),
+    route('a2aV1CancelTask', 'post', '/a2a/v1/tasks/{a2a_task_id}:cancel', (input) =>
+      rest(input, (caller) => service.cancelTask(caller.tenantId, input.params.a2a_task_id)),
+    ),
+    route('a2aV1CancelTaskForTenant', 'post', '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel', (input) =>
+      rest(input, (caller) => service.cancelTask(caller.tenantId, input.params.a2a_task_id)),
+    ),
+    route('a2aV1GetExtendedAgentCard', 'get', '/a2a/v1/extendedAgentCard', (input) => rest(input, () => service.extendedAgentCard())),
+    route('a2aV1GetExtendedAgentCardForTenant', 'get', '/a2a/v1/{a2a_tenant}/extendedAgentCard', (input) => rest(input, () => service.extendedAgentCard())),
   ]
 }

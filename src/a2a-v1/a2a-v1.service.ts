@@ -11,12 +11,16 @@ import {
   type ListTasksRequest,
   type ListTasksResponse,
   type SendMessageRequest,
+  type SendMessageResponse,
   type V1AgentCard,
+  type V1Message,
   type V1Task,
   messageText,
   taskToWire,
 } from './a2a-v1-wire.js'
 import type { TaskEventSource } from './task-events.js'
+import type { AgentExecutor } from './executor/agent-executor.js'
+import { LifecycleTaskUpdater } from './executor/task-updater.js'
 
 export interface A2AV1Options {
   /** The longest a blocking SendMessage waits for a terminal or interrupted state before answering the task as it is. */
@@ -39,6 +43,10 @@ export interface A2AV1ServiceDeps {
   /** The agent card this node publishes (the extended card is the same document). */
   readonly agentCard: () => Promise<V1AgentCard>
   readonly options?: Partial<A2AV1Options>
+  /** An in-process agent that answers new and resumed tasks (none: external workers do, through the lifecycle API). */
+  readonly executor?: AgentExecutor
+  /** Told when an executor's run throws (the task is failed with a generic reason; the error goes here). */
+  readonly onExecutorError?: (error: unknown, taskId: string) => void
 }
 
 /** Who sends: the tenant the request is scoped to, and a name for the receipt's `sender`. */
@@ -92,11 +100,14 @@ export class A2AV1Service {
    * message as the first of its history), or, with `message.taskId`, a message into that task. Then, unless
    * `returnImmediately`, waits for a terminal or interrupted state (at most `blockingTimeoutMs`).
    */
-  async sendMessage(caller: A2AV1Caller, request: SendMessageRequest): Promise<V1Task> {
+  async sendMessage(caller: A2AV1Caller, request: SendMessageRequest): Promise<SendMessageResponse> {
     const { message } = request
+    const continuing = message.taskId !== undefined && message.taskId !== ''
+    const direct = continuing ? null : (this.#deps.executor?.reply?.(message) ?? null)
+    if (direct !== null) return { message: direct }
     const now = this.#deps.clock.now()
     const stored = JSON.stringify(message)
-    const { id, bernsteinTaskId } = await this.#deps.store.transaction(async (repos) => {
+    const { id, bernsteinTaskId, contextId, resumed, body } = await this.#deps.store.transaction(async (repos) => {
       if (message.taskId !== undefined && message.taskId !== '') {
         const record = await repos.a2a.get(caller.tenantId, message.taskId)
         if (!record) throw taskNotFound(message.taskId)
@@ -112,8 +123,12 @@ export class A2AV1Service {
         }
         const withIds = JSON.stringify({ ...message, taskId: record.id, ...(contextId !== null && { contextId }) })
         await repos.a2aV1.insertMessage({ a2aTaskId: record.id, messageId: message.messageId, role: message.role, body: withIds, createdAt: now })
-        await this.#deps.tasks.appendNoteWithin(repos, caller.tenantId, record.bernsteinTaskId, `[A2A v1:${message.role}] ${messageText(message)}`)
-        return { id: record.id, bernsteinTaskId: record.bernsteinTaskId }
+        const note = `[A2A v1:${message.role}] ${messageText(message)}`
+        // The answer to an input-required task resumes it (input-required -> submitted, then working once claimed).
+        const resumed = linked?.status === 'blocked'
+        if (resumed) await this.#deps.tasks.resumeWithin(repos, caller.tenantId, record.bernsteinTaskId, note)
+        else await this.#deps.tasks.appendNoteWithin(repos, caller.tenantId, record.bernsteinTaskId, note)
+        return { id: record.id, bernsteinTaskId: record.bernsteinTaskId, contextId: contextId ?? record.id, resumed, body: withIds }
       }
       const view = await this.#deps.a2a.createWithin(repos, caller.tenantId, {
         sender: caller.sender,
@@ -131,11 +146,35 @@ export class A2AV1Service {
         body: JSON.stringify({ ...JSON.parse(stored), taskId, contextId }),
         createdAt: now,
       })
-      return { id: taskId, bernsteinTaskId: view.body.bernstein_task_id ?? '' }
+      const body = JSON.stringify({ ...JSON.parse(stored), taskId, contextId })
+      return { id: taskId, bernsteinTaskId: view.body.bernstein_task_id ?? '', contextId, resumed: false, body }
     })
     const historyLength = request.configuration?.historyLength
-    if (request.configuration?.returnImmediately === true) return this.getTask(caller.tenantId, id, historyLength)
-    return this.#waitSettled(caller.tenantId, id, bernsteinTaskId, historyLength)
+    // The executor runs on its own: a blocking send waits for the task (woken by the executor's changes) within its
+    // bound, not for the executor, which may take longer.
+    void this.#execute({ tenantId: caller.tenantId, a2aTaskId: id, bernsteinTaskId, contextId }, JSON.parse(body) as V1Message, resumed)
+    if (request.configuration?.returnImmediately === true) return { task: await this.getTask(caller.tenantId, id, historyLength) }
+    return { task: await this.#waitSettled(caller.tenantId, id, bernsteinTaskId, historyLength) }
+  }
+
+  /**
+   * Runs the executor, if any, on a task whose message has committed. It never rejects: an executor that throws
+   * fails the task (when the task can still fail) and is reported to `onExecutorError`.
+   */
+  async #execute(
+    target: { tenantId: string; a2aTaskId: string; bernsteinTaskId: string; contextId: string },
+    message: V1Message,
+    resumed: boolean,
+  ): Promise<void> {
+    const executor = this.#deps.executor
+    if (executor === undefined) return
+    const updater = new LifecycleTaskUpdater(this.#deps, target)
+    try {
+      await executor.execute({ tenantId: target.tenantId, taskId: target.a2aTaskId, contextId: target.contextId, message, resumed }, updater)
+    } catch (error) {
+      this.#deps.onExecutorError?.(error, target.a2aTaskId)
+      await updater.fail('the agent failed').catch(() => undefined)
+    }
   }
 
   /** Reads the task until it is terminal or interrupted, or the blocking bound has passed; answers it as it then is. */

@@ -6,7 +6,7 @@ import { type ClientAddress, isLocalClient } from './client-ip.js'
 import { routeOf } from './operation-index.js'
 import type { BucketLimiter } from './rate-limit.js'
 
-const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+export const TENANT_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 /** `x-tenant-id` normalised as Bernstein does (empty means `default`), and checked so it is safe to store. */
 export function tenantFromHeader(raw: string | string[] | undefined): string {

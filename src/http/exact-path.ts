@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express'
 import { AppError } from '../errors.js'
+import { routeIfMatched } from './operation-index.js'
 
 /**
  * Refuses a path with a trailing slash (other than `/` itself) as not found, before anything decides by the path.
@@ -8,9 +9,9 @@ import { AppError } from '../errors.js'
  * `/metrics/` would be routed to the operation while the access checks saw another path.
  */
 export function exactPaths(): RequestHandler {
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const path = req.path
-    if (path.length > 1 && path.endsWith('/')) throw new AppError('not_found', 'Not Found')
+    if (path.length > 1 && path.endsWith('/') && routeIfMatched(res)?.path?.template !== path) throw new AppError('not_found', 'Not Found')
     next()
   }
 }

@@ -41,6 +41,7 @@ const ACTION_OF: Readonly<Record<TaskChange['action'], TrackerEntryInput['action
   cancel: 'transition',
   close: 'transition',
   block: 'transition',
+  resume: 'transition',
   fail: 'fail',
 }
 

@@ -2,7 +2,7 @@ import type { Repositories } from '../store/store.js'
 import type { Task } from './task.js'
 
 /** What happened to a task, in the vocabulary of Bernstein's tracker-audit actions. */
-export type TaskAction = 'create' | 'claim' | 'progress' | 'complete' | 'fail' | 'cancel' | 'block' | 'close'
+export type TaskAction = 'create' | 'claim' | 'progress' | 'complete' | 'fail' | 'cancel' | 'block' | 'close' | 'resume'
 
 export interface TaskChange {
   readonly action: TaskAction

@@ -206,6 +206,25 @@ export class TaskService {
     return next
   }
 
+  /**
+   * Puts a blocked task (A2A input-required) back in the queue, open, within the caller's transaction: the reply it
+   * waited for has arrived (`note`). Illegal from any other status.
+   */
+  async resumeWithin(repos: Repositories, tenantId: string, id: string, note: string): Promise<Task> {
+    const task = await repos.tasks.getForUpdate(tenantId, id)
+    if (!task) throw taskNotFound(id)
+    assertTransition(task, 'open')
+    const now = this.#deps.clock.now()
+    const next: Task = {
+      ...withProgressEntry({ ...task, status: 'open' }, { timestamp: now, message: note, percent: 0 }),
+      updatedAt: now,
+      version: task.version + 1,
+    }
+    if (!(await repos.tasks.replace(next, task.version))) throw this.#conflict(task.id, task.version, undefined)
+    await this.#notify(repos, 'resume', task, next, note, null)
+    return next
+  }
+
   complete(tenantId: string, id: string, resultSummary: string, expectedVersion?: number): Promise<Task> {
     return this.#mutate(tenantId, id, expectedVersion, 'complete', null, resultSummary, (task, now) => {
       // Bernstein claims an open task automatically before completing it.

@@ -179,6 +179,15 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
   const v1Sent = (j: unknown): void =>
     expect(j).toMatchObject({ task: { status: { state: 'TASK_STATE_SUBMITTED' }, history: [{ role: 'ROLE_USER', parts: [{ text: `v1 ${w.tag}` }] }] } })
 
+  // A2A v1.0's /{tenant}/ variants, which the matrix points at tenant A: a token bound to another tenant is refused
+  // (403), an operator whose x-tenant-id names another is a 400; the rest is the root operation in tenant A.
+  if (key.includes('/{a2a_tenant}/')) {
+    if (who === 'tenant-B-agent') return { status: 403, check: (j) => expect(j).toMatchObject({ error: { status: 'PERMISSION_DENIED' } }), writes: null }
+    if (who === 'tenant-B-operator') {
+      return { status: 400, check: (j) => expect(j).toMatchObject({ error: { details: [{ reason: 'INVALID_PARAMS' }] } }), writes: null }
+    }
+    return authorisedExpectation({ ...op, rootPath: op.rootPath.replace('/{a2a_tenant}', '') }, who, w)
+  }
   switch (key) {
     case 'GET /a2a/agent-card':
     case 'GET /a2a/agents':
@@ -201,6 +210,7 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
     case 'POST /a2a/tasks/{a2a_task_id}/artifacts':
       return ownTenant ? { status: 201, check: (j) => expect(j).toMatchObject({ name: `log-${w.tag}`, data: 'artifact data' }), writes: 'A' } : a2aMissing
     case 'POST /a2a/v1':
+    case 'POST /a2a/v1/':
       return {
         status: 200,
         check: (j) => {
@@ -316,9 +326,10 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.length).toBeGreaterThanOrEqual(48)
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
-    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC, SendMessage and CancelTask.
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(11)
-    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(6)
+    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC (at /a2a/v1 and /a2a/v1/), SendMessage and
+    // CancelTask (each also under /{tenant}/).
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(14)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(12)
   })
 
   for (const op of OPERATIONS) {

@@ -254,6 +254,9 @@ const KNOWN_BODIES = new Set([
   'POST /a2a/v1',
   'POST /a2a/v1/message:send',
   'POST /a2a/v1/tasks/{a2a_task_id}:cancel',
+  'POST /a2a/v1/',
+  'POST /a2a/v1/{a2a_tenant}/message:send',
+  'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel',
   ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
 ])
 
@@ -293,10 +296,13 @@ export function validBody(op: Operation, world: World): unknown {
       return { reason: 'no longer needed' }
     // A2A v1.0: a SendMessage that answers at once (a blocking one would wait for a worker, up to the node's bound).
     case 'POST /a2a/v1':
+    case 'POST /a2a/v1/':
       return { jsonrpc: '2.0', id: `rpc-${t}`, method: 'SendMessage', params: v1SendParams(t) }
     case 'POST /a2a/v1/message:send':
+    case 'POST /a2a/v1/{a2a_tenant}/message:send':
       return v1SendParams(t)
     case 'POST /a2a/v1/tasks/{a2a_task_id}:cancel':
+    case 'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel':
       return { metadata: { reason: 'no longer needed' } }
   }
   // An operation added to the document after these templates: an empty object still exercises auth and tenancy.
@@ -313,6 +319,9 @@ export function concretePath(op: Operation, world: World): string {
           return world.taskA.id
         case 'a2a_task_id':
           return world.a2aA.id
+        // A2A v1.0's /{tenant}/ variants name tenant A, as the operator's x-tenant-id does.
+        case 'a2a_tenant':
+          return world.tenantA
         case 'role':
           return encodeURIComponent(world.taskA.role)
         default:

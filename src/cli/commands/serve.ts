@@ -26,13 +26,14 @@ export function registerServe(program: Command, cli: CliContext): void {
   program
     .command('serve')
     .description('start the server (configuration from BERNSTEIN_* environment variables; see the README)')
-    .action(async () => {
+    .option('--a2a-conformance-agent', 'answer A2A v1.0 messages with the built-in conformance agent (BERNSTEIN_A2A_CONFORMANCE_AGENT)')
+    .action(async (flags: { a2aConformanceAgent?: boolean }) => {
       let server: RunningServer
       let logger: pino.Logger
       boundHeapGrowth()
       let databaseUrl: string | null = null
       try {
-        const config = cli.config
+        const config = flags.a2aConformanceAgent === true ? Object.freeze({ ...cli.config, a2aConformanceAgent: true }) : cli.config
         databaseUrl = config.databaseUrl
         // With --json stdout carries the one object `{ok, url}`; the log lines go to stderr.
         const options = { level: config.logLevel, base: { service: 'bernstein-a2a' } }

@@ -112,7 +112,7 @@ it('marks as waiting by design (x-waits) exactly the blocking SendMessage operat
       .filter((o) => o.waits)
       .map((o) => o.operationId)
       .sort(),
-  ).toEqual(['a2aV1JsonRpc', 'a2aV1SendMessage'])
+  ).toEqual(['a2aV1JsonRpc', 'a2aV1JsonRpcSlash', 'a2aV1SendMessage', 'a2aV1SendMessageForTenant'])
 })
 
 describe('matching a request', () => {

@@ -1,0 +1,64 @@
+/**
+ * A2A v1.0 artifacts stored as A2A artifacts of this node. An artifact of the seed surface is one text (`data`
+ * with a `content_type`); a v1 artifact with parts that are not one text (a file as bytes or a URL, structured
+ * data, several parts, chunks) is stored as one artifact whose content type is {@link V1_ARTIFACT_MEDIA_TYPE} and
+ * whose data is the v1 artifact as JSON. Both surfaces show it (the seed surface as that JSON), receipts cover it,
+ * and v1 reads turn it back into the artifact, chunks of one `artifactId` joined.
+ *
+ * @module
+ */
+import type { A2AArtifact } from '../a2a/a2a-task.js'
+import type { V1Artifact } from './a2a-v1-wire.js'
+import type { ArtifactUpdate } from './executor/agent-executor.js'
+
+export const V1_ARTIFACT_MEDIA_TYPE = 'application/vnd.bernstein.a2a-v1-artifact+json'
+
+/** A v1 artifact (or one chunk of it) as stored in the data of an A2A artifact: what an executor adds, with its id. */
+export type StoredV1Artifact = ArtifactUpdate & { readonly artifactId: string }
+
+/** The stored form of a v1 artifact (what {@link artifactsToWire} reads back). */
+export function storedV1Artifact(artifact: StoredV1Artifact): Pick<A2AArtifact, 'name' | 'contentType' | 'data'> {
+  return { name: artifact.name ?? artifact.artifactId, contentType: V1_ARTIFACT_MEDIA_TYPE, data: JSON.stringify(artifact) }
+}
+
+function decode(data: string): StoredV1Artifact | null {
+  try {
+    const value = JSON.parse(data) as Partial<StoredV1Artifact> | null
+    if (value !== null && typeof value === 'object' && typeof value.artifactId === 'string' && Array.isArray(value.parts)) return value as StoredV1Artifact
+  } catch {
+    // not one of ours: shown as the text it is
+  }
+  return null
+}
+
+/**
+ * The v1 artifacts of an A2A task, in the order they were added. A plain artifact is one text part (its id is its
+ * position, stable since artifacts are only appended); a stored v1 artifact is itself, and a chunk with `append`
+ * adds its parts to the earlier artifact of the same id.
+ */
+export function artifactsToWire(a2aTaskId: string, artifacts: readonly A2AArtifact[]): V1Artifact[] {
+  const out: V1Artifact[] = []
+  const byId = new Map<string, number>()
+  artifacts.forEach((artifact, index) => {
+    const stored = artifact.contentType === V1_ARTIFACT_MEDIA_TYPE ? decode(artifact.data) : null
+    if (stored === null) {
+      out.push({ artifactId: `${a2aTaskId}-artifact-${index}`, name: artifact.name, parts: [{ text: artifact.data, mediaType: artifact.contentType }] })
+      return
+    }
+    const earlier = stored.append === true ? byId.get(stored.artifactId) : undefined
+    if (earlier !== undefined) {
+      const previous = out[earlier]!
+      out[earlier] = { ...previous, parts: [...previous.parts, ...stored.parts] }
+      return
+    }
+    byId.set(stored.artifactId, out.length)
+    out.push({
+      artifactId: stored.artifactId,
+      ...(stored.name !== undefined && { name: stored.name }),
+      ...(stored.description !== undefined && { description: stored.description }),
+      parts: [...stored.parts],
+      ...(stored.metadata !== undefined && { metadata: { ...stored.metadata } }),
+    })
+  })
+  return out
+}
