@@ -72,9 +72,47 @@ export function delegate(a: TestApp, b: TestApp, taskId: string, overrides: Part
  * `POST /a2a/v0/tasks` of `body` as a signing peer sends it: signed (RFC 9421, label `peer`) by `key`, the key of
  * the card in the body, with the operator token unless `token` names another.
  */
-export async function signedDelivery(app: TestApp, body: string, key: KeyObject, token?: string, clock: Clock = systemClock): Promise<HttpResult> {
-  const url = `${app.url}/a2a/v0/tasks`
-  const headers = { 'content-type': 'application/json' }
-  const fields = await signPeerRequest({ keyid: keyFingerprint(key), privateKey: key }, clock, { method: 'POST', url, headers, body })
-  return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body, headers: { ...headers, ...fields }, ...(token !== undefined && { token }) })
+export function signedDelivery(app: TestApp, body: string, key: KeyObject, token?: string, clock: Clock = systemClock): Promise<HttpResult> {
+  return signedCall(app, { method: 'POST', path: '/a2a/v0/tasks', body, key, clock, ...(token !== undefined && { token }) })
+}
+
+/**
+ * A request to `app` signed (RFC 9421, label `peer`) by `key` as a peer signs it, with the operator token unless
+ * `token` names another. `signed` overrides what the signature is made over (method, path, body), to tamper with
+ * the request after it was signed.
+ */
+export async function signedCall(
+  app: TestApp,
+  call: {
+    method: string
+    path: string
+    body?: string
+    key: KeyObject
+    token?: string
+    clock?: Clock
+    nonce?: string
+    headers?: Record<string, string>
+    signed?: { method?: string; path?: string; body?: string }
+  },
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...(call.body !== undefined && { 'content-type': 'application/json' }), ...call.headers }
+  const signedBody = call.signed?.body ?? call.body
+  const fields = await signPeerRequest(
+    { keyid: keyFingerprint(call.key), privateKey: call.key },
+    call.clock ?? systemClock,
+    {
+      method: call.signed?.method ?? call.method,
+      url: app.url + (call.signed?.path ?? call.path),
+      headers,
+      ...(signedBody !== undefined && { body: signedBody }),
+    },
+    ...(call.nonce !== undefined ? [call.nonce] : []),
+  )
+  return rawRequest(app.url, {
+    method: call.method,
+    path: call.path,
+    headers: { ...headers, ...fields },
+    ...(call.body !== undefined && { body: call.body }),
+    ...(call.token !== undefined && { token: call.token }),
+  })
 }
