@@ -5,14 +5,13 @@
  * node's own operator token (bound to no tenant) still reads unsigned; tasks delivered unsigned are as before.
  */
 import { describe, expect, it } from 'vitest'
-import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
 import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
 import { type TestApp, rawRequest } from '../helpers/test-app.js'
 import { openStoreDump } from '../security/support.js'
-import { OPEN, cardFingerprint, federationNodes, signedCall, signedDelivery } from './nodes.js'
+import { OPEN, cardFingerprint, delegate, federationNodes, localTask, peerCapabilityCard, signedCall, signedDelivery } from './nodes.js'
 
 const DELEGATOR = generateEd25519KeyPair()
 const IMPOSTOR = generateEd25519KeyPair()
@@ -24,15 +23,7 @@ const AS_PEERORG = { 'x-tenant-id': 'peerorg' }
 
 /** The body of a delivery from `peerorg`, carrying its capability card signed by `key`. */
 async function delivery(id: string, key = DELEGATOR): Promise<string> {
-  const card = await issueCapabilityCard({
-    issuer: 'peerorg',
-    name: 'Peer Org',
-    tools: ['task_orchestration'],
-    policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
-    ttlSeconds: 3600,
-    privateKey: key.privateKey,
-    now: Date.now() / 1000 - 60,
-  })
+  const card = await peerCapabilityCard('peerorg', key.privateKey, Date.now() / 1000 - 60)
   const sender = { name: 'peerorg', description: '', capabilities: ['task_orchestration'], endpoint: 'http://peerorg.test', capability_card: card }
   return JSON.stringify({ sender, task: { id, message: 'port the parser' } })
 }
@@ -171,6 +162,54 @@ for (const engine of testEngines()) {
       } finally {
         await dump.close()
       }
+    })
+
+    it('between two real nodes: A delegates with a tenant-bound token of B, its signed polls and messages pass, and the follow settles', async () => {
+      let token = ''
+      const a = await node('org-a', {}, { peerToken: () => token })
+      const b = await node('org-b', {
+        inboundTrust: { trustedPeerFingerprints: [cardFingerprint(a)], requirements: OPEN, strictLineage: false },
+      })
+      token = (await b.tokens.create({ role: 'operator', tenant: 'org-a', expiresInSeconds: null })).token
+      const taskId = await localTask(a)
+      const d = await delegate(a, b, taskId, { peerToken: token })
+      expect(d).toMatchObject({ status: 'accepted', trustLevel: 'proven' })
+      const atB = { 'x-tenant-id': 'org-a' }
+
+      // The token alone, unsigned, is refused on the task it delegated.
+      const unsigned = await rawRequest(b.url, { method: 'GET', path: poll(d.remoteA2ATaskId!), token })
+      expect(unsigned.status).toBe(401)
+      expect(unsigned.json).toMatchObject({ reason: 'peer_signature_required' })
+
+      // A's message into the task, signed by A's card key, is taken.
+      const sent = await a.app.services.delegation.sendMessage({
+        tenantId: 'default',
+        peerUrl: b.url,
+        peerToken: token,
+        sender: 'org-a',
+        recipient: 'org-b',
+        content: 'the fixtures are in tests/data',
+        taskId: d.remoteTaskId!,
+      })
+      expect(sent).toMatchObject({ direction: 'outbound', delivered: true })
+
+      // B does the work; A's follower polls (signed) and settles its own task with B's result.
+      const claimed = await rawRequest(b.url, { method: 'POST', path: `/tasks/${d.remoteTaskId!}/claim`, headers: atB })
+      expect(claimed.status, claimed.text).toBe(200)
+      const completed = await rawRequest(b.url, {
+        method: 'POST',
+        path: `/tasks/${d.remoteTaskId!}/complete`,
+        body: JSON.stringify({ result_summary: 'parser ported' }),
+        headers: atB,
+      })
+      expect(completed.status, completed.text).toBe(200)
+      const followed = await a.app.services.delegation.follow((await a.store.repos.federation.get(d.id))!)
+      expect(followed.lastError).toBeNull()
+      expect(followed.status).toBe('completed')
+      const local = await rawRequest(a.url, { method: 'GET', path: `/tasks/${taskId}` })
+      expect(local.json).toMatchObject({ status: 'done', result_summary: 'parser ported' })
+      const notes = JSON.stringify((await rawRequest(b.url, { method: 'GET', path: `/tasks/${d.remoteTaskId!}`, headers: atB })).json)
+      expect(notes).toContain('the fixtures are in tests/data')
     })
 
     it("leaves the node's own operator token, tasks delivered unsigned and other tasks as they were", async () => {

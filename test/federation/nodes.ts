@@ -4,6 +4,8 @@
  */
 import { afterEach } from 'vitest'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
+import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
+import type { SignedCapabilityCard } from '../../src/cards/index.js'
 import type { Delegation } from '../../src/federation/delegation.js'
 import type { ServiceDeps } from '../../src/services.js'
 import type { Engine } from '../../src/store/engine.js'
@@ -12,6 +14,19 @@ import { signPeerRequest } from '../../src/crypto/peer-http-signature.js'
 import { type Clock, systemClock } from '../../src/runtime.js'
 import type { HttpResult } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
+
+/** A peer's capability card: `issuer`, signed by `key`, issued at `now` (Unix seconds), valid for an hour, with middling policies. */
+export function peerCapabilityCard(issuer: string, key: KeyObject, now: number): Promise<SignedCapabilityCard> {
+  return issueCapabilityCard({
+    issuer,
+    name: issuer,
+    tools: ['task_orchestration'],
+    policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
+    ttlSeconds: 3600,
+    privateKey: key,
+    now,
+  })
+}
 
 export const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000, maxAnswerBytes: 1_048_576 }
 export const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
