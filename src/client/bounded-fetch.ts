@@ -87,10 +87,13 @@ export function boundedFetch(inner: typeof globalThis.fetch, limits: AnswerLimit
     }
     if (bytes === null)
       throw new AnswerRefused('too_large', `the answer exceeds ${limits.maxAnswerBytes} bytes (maxAnswerBytes); it was not read`, response.status)
-    return new Response(NULL_BODY_STATUSES.has(response.status) ? null : bytes, {
+    const read = new Response(NULL_BODY_STATUSES.has(response.status) ? null : bytes, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
     })
+    // A constructed Response has no URL; the answer's is kept (verifyTaskReceipt fetches the JWKS from that node).
+    Object.defineProperty(read, 'url', { value: response.url })
+    return read
   }
 }
