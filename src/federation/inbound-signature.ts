@@ -2,9 +2,8 @@ import { publicKeyFromPem } from '../crypto/ed25519.js'
 import { AppError } from '../errors.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
-import type { ReceivedRequest } from '../crypto/peer-http-signature.js'
 import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
-import { type PinnedPeerKey, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
+import { type PinnedPeerKey, type ReceivedRequest, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
 
 export interface InboundSignatureOptions {
   /** Refuse deliveries without a signature (default: on when the node pins peers, BERNSTEIN_REQUIRE_PEER_SIGNATURE). */
