@@ -20,6 +20,7 @@ import { OperationIndex, matchOperation } from './http/operation-index.js'
 import { readBodies } from './http/request-body.js'
 import { requestLog } from './http/request-log.js'
 import { signedAnswers } from './http/signed-answers.js'
+import { keepingSignedBytes } from './http/signed-body.js'
 import { systemClock } from './runtime.js'
 import { peerAnswerSigner } from './federation/peer-signature.js'
 import { requestFraming } from './http/request-framing.js'
@@ -171,7 +172,7 @@ export function createApp(deps: AppDeps): App {
   app.use(
     chain([
       readBodies({
-        json: express.json({ type: JSON_MEDIA_TYPES, limit: BODY_LIMIT_BYTES, strict: false, verify: keepingJsonBytes(requireUtf8Json) }),
+        json: express.json({ type: JSON_MEDIA_TYPES, limit: BODY_LIMIT_BYTES, strict: false, verify: keepingSignedBytes(keepingJsonBytes(requireUtf8Json)) }),
         raw: readRawBody,
       }),
       rejectLoneSurrogates(),

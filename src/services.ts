@@ -9,6 +9,7 @@ import { LineageService } from './lineage/lineage.service.js'
 import { DelegationService } from './federation/delegation.service.js'
 import { type InboundTrustOptions, InboundTrustGate } from './federation/inbound-trust.js'
 import { InboundSignatureGate } from './federation/inbound-signature.js'
+import { DelegatorSignatureGuard } from './federation/delegator-signature.js'
 import { DEFAULT_SIGNATURE_WINDOW_SECONDS } from './crypto/peer-http-signature.js'
 import { type InboundGate, InboundService } from './federation/inbound.service.js'
 import type { RetryPolicy } from './federation/peer-fetch.js'
@@ -89,6 +90,8 @@ export function createServices(deps: ServiceDeps): Services {
   const audit = new AuditTrail({ key: deps.auditKey, clock, ...(deps.chainPartitions && { partitions: deps.chainPartitions }) })
   const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
   const tasks = new TaskService({ store: deps.store, clock, ids })
+  const signatures = deps.peerSignatures ?? {}
+  const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
   const a2a = new A2AService({
     store: deps.store,
     clock,
@@ -97,6 +100,8 @@ export function createServices(deps: ServiceDeps): Services {
     attestor: deps.attestor ?? noAttestation,
     publicBaseUrl: deps.publicBaseUrl,
     artifactObservers: [audit],
+    // A task delegated by a signed delivery is acted on only with its delegator's signature.
+    accessGuard: new DelegatorSignatureGuard({ windowSeconds, targetBase: signatures.targetBase ?? null }, { store: deps.store, clock }),
   })
   // Told inside each task change's transaction, in this order: the audit trail, any extra observers, then the A2A
   // service (which adds the result artifact of a finished linked task and attests it).
@@ -104,8 +109,6 @@ export function createServices(deps: ServiceDeps): Services {
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
   const inboundTrust = deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }
-  const signatures = deps.peerSignatures ?? {}
-  const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
   // Last: it only wakes waiters, who read the task again.
   const taskEvents = new TaskEventSource()
   tasks.subscribe(taskEvents)

@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js'
 import type { TaskStatus } from '../tasks/task.js'
+import type { ReceivedRequest } from '../crypto/peer-http-signature.js'
 
 /** An A2A task record, linked to the Bernstein task that does the work. Times are Unix seconds. */
 export interface A2ATaskRecord {
@@ -74,6 +75,29 @@ export interface FederatedInbound extends InboundKey {
   readonly message: string
   readonly role: string
   readonly createdAt: number
+  /**
+   * PEM of the capability-card key whose RFC 9421 signature the delivery carried and passed; null when it came
+   * unsigned. Requests on the task by a tenant-bound caller must then be signed by it.
+   */
+  readonly signingKey: string | null
+}
+
+/** An A2A task (by its id) or a Bernstein task (by its id, what `POST /a2a/message` names) of one tenant. */
+export type TaskRef = { readonly a2aTaskId: string } | { readonly taskId: string }
+
+/** Who acts on a task over HTTP (the caller's tenant, and whether its token is bound to it) and the request itself. */
+export interface TaskAccess {
+  readonly tenantId: string
+  readonly tenantBound: boolean
+  readonly request: ReceivedRequest
+}
+
+/**
+ * Decides whether a request may act on a task (read it, add to it, message it), before anything is read or written:
+ * throws the refusal (an AppError) or returns.
+ */
+export interface TaskAccessGuard {
+  check(ref: TaskRef, access: TaskAccess): Promise<void>
 }
 
 export interface Peer {

@@ -1,5 +1,8 @@
 import type { Schema } from '../contract.js'
+import type { Caller } from '../auth/caller.js'
+import type { ReceivedRequest } from '../crypto/peer-http-signature.js'
 import { type RouteDefinition, route } from '../http/route.js'
+import type { TaskAccess } from './a2a-task.js'
 import type { A2AService, A2ATaskView } from './a2a.service.js'
 
 /** Says what the receipt attests (`acceptance`, `completion`) or that the response is unattested (`none`). */
@@ -13,6 +16,11 @@ function a2aTaskToWire(view: A2ATaskView): { body: Schema<'A2ATaskResponse'>; he
   }
 }
 
+/** Who acts on a task and how the request arrived, for the service's access check (signed delegations). */
+function taskAccess(caller: Caller, received: () => ReceivedRequest): TaskAccess {
+  return { tenantId: caller.tenantId, tenantBound: caller.tenantBound, request: received() }
+}
+
 export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
   return [
     route('agent_card_a2a_agent_card_get', 'get', '/a2a/agent-card', async () => ({
@@ -23,8 +31,12 @@ export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
       status: 200,
       body: { ...a2a.agentCard(), capabilities: [...a2a.agentCard().capabilities] },
     })),
-    route('a2a_message_a2a_message_post', 'post', '/a2a/message', async ({ body, caller }) => {
-      const message = await a2a.receiveMessage(caller.tenantId, { sender: body.sender, recipient: body.recipient, content: body.content, taskId: body.task_id })
+    route('a2a_message_a2a_message_post', 'post', '/a2a/message', async ({ body, caller, received }) => {
+      const message = await a2a.receiveMessage(
+        caller.tenantId,
+        { sender: body.sender, recipient: body.recipient, content: body.content, taskId: body.task_id },
+        taskAccess(caller, received),
+      )
       return {
         status: 201,
         body: {
@@ -44,16 +56,22 @@ export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
       const view = await a2a.send(caller.tenantId, { sender: body.sender, message: body.message, role: body.role ?? 'backend' })
       return { status: 201, ...a2aTaskToWire(view) }
     }),
-    route('a2a_get_task_a2a_tasks__a2a_task_id__get', 'get', '/a2a/tasks/{a2a_task_id}', async ({ params, caller }) => {
-      return { status: 200, ...a2aTaskToWire(await a2a.get(caller.tenantId, params.a2a_task_id)) }
+    route('a2a_get_task_a2a_tasks__a2a_task_id__get', 'get', '/a2a/tasks/{a2a_task_id}', async ({ params, caller, received }) => {
+      return { status: 200, ...a2aTaskToWire(await a2a.get(caller.tenantId, params.a2a_task_id, taskAccess(caller, received))) }
     }),
-    route('a2a_add_artifact_a2a_tasks__a2a_task_id__artifacts_post', 'post', '/a2a/tasks/{a2a_task_id}/artifacts', async ({ params, body, caller }) => {
-      const artifact = await a2a.addArtifact(caller.tenantId, params.a2a_task_id, {
-        name: body.name,
-        data: body.data ?? '',
-        contentType: body.content_type ?? 'text/plain',
-      })
-      return { status: 201, body: { name: artifact.name, content_type: artifact.contentType, data: artifact.data, created_at: artifact.createdAt } }
-    }),
+    route(
+      'a2a_add_artifact_a2a_tasks__a2a_task_id__artifacts_post',
+      'post',
+      '/a2a/tasks/{a2a_task_id}/artifacts',
+      async ({ params, body, caller, received }) => {
+        const artifact = await a2a.addArtifact(
+          caller.tenantId,
+          params.a2a_task_id,
+          { name: body.name, data: body.data ?? '', contentType: body.content_type ?? 'text/plain' },
+          taskAccess(caller, received),
+        )
+        return { status: 201, body: { name: artifact.name, content_type: artifact.contentType, data: artifact.data, created_at: artifact.createdAt } }
+      },
+    ),
   ]
 }

@@ -7,7 +7,16 @@ import { ESTIMATE_BY_COMPLEXITY, FINISHED_STATUSES } from '../tasks/task.js'
 import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 import type { TaskService } from '../tasks/task.service.js'
 import { A2A_STATUS_OF } from './a2a-status.js'
-import { type A2AArtifact, type A2AMessage, type A2ATaskRecord, type LinkedTaskState, assertArtifactRoom } from './a2a-task.js'
+import {
+  type A2AArtifact,
+  type A2AMessage,
+  type A2ATaskRecord,
+  type LinkedTaskState,
+  type TaskAccess,
+  type TaskAccessGuard,
+  type TaskRef,
+  assertArtifactRoom,
+} from './a2a-task.js'
 import type { A2ATaskResponseBody, AttestationKind, Attestor } from '../receipts/attestation.js'
 
 export interface A2ATaskView {
@@ -29,6 +38,11 @@ export interface A2AServiceDeps {
   readonly publicBaseUrl: string
   /** Told about every artifact attached to an A2A task, inside the attaching transaction (the audit trail). */
   readonly artifactObservers?: readonly ArtifactObserver[]
+  /**
+   * Asked before a request over HTTP reads or writes a task (`access` given): the signed-delegation rule
+   * (src/federation/delegator-signature.ts). Calls without `access` (the node's own, the CLI's) are not asked.
+   */
+  readonly accessGuard?: TaskAccessGuard
 }
 
 export interface ArtifactObserver {
@@ -94,7 +108,8 @@ export class A2AService implements TaskObserver {
   }
 
   /** Reads an A2A task. A read never writes: the status is derived from the linked task each time. */
-  async get(tenantId: string, id: string): Promise<A2ATaskView> {
+  async get(tenantId: string, id: string, access?: TaskAccess): Promise<A2ATaskView> {
+    await this.#guard({ a2aTaskId: id }, access)
     const repos = this.#deps.store.repos
     const found = await repos.a2a.getTaskWithLinkedState(tenantId, id)
     if (!found) throw a2aTaskNotFound(id)
@@ -109,7 +124,8 @@ export class A2AService implements TaskObserver {
    * task change takes its locks in (task, audit chain head, A2A row, receipt spine head), so that an attach racing
    * a completion waits for it, sees it, and does not deadlock on PostgreSQL.
    */
-  async addArtifact(tenantId: string, id: string, input: { name: string; data: string; contentType: string }): Promise<A2AArtifact> {
+  async addArtifact(tenantId: string, id: string, input: { name: string; data: string; contentType: string }, access?: TaskAccess): Promise<A2AArtifact> {
+    await this.#guard({ a2aTaskId: id }, access)
     return this.#deps.store.transaction(async (repos) => {
       const record = await repos.a2a.get(tenantId, id)
       if (!record) throw a2aTaskNotFound(id)
@@ -126,7 +142,12 @@ export class A2AService implements TaskObserver {
   }
 
   /** An inbound message for a Bernstein task: recorded, and injected into the task as a progress note. */
-  async receiveMessage(tenantId: string, input: { sender: string; recipient: string; content: string; taskId: string }): Promise<A2AMessage> {
+  async receiveMessage(
+    tenantId: string,
+    input: { sender: string; recipient: string; content: string; taskId: string },
+    access?: TaskAccess,
+  ): Promise<A2AMessage> {
+    await this.#guard({ taskId: input.taskId }, access)
     return this.#deps.store.transaction(async (repos) => {
       const task = await repos.tasks.get(tenantId, input.taskId)
       if (!task) throw taskNotFound(input.taskId)
@@ -144,6 +165,10 @@ export class A2AService implements TaskObserver {
       await this.#deps.tasks.appendNoteWithin(repos, tenantId, input.taskId, `[A2A:${input.sender}->${input.recipient}] ${input.content}`)
       return message
     })
+  }
+
+  async #guard(ref: TaskRef, access: TaskAccess | undefined): Promise<void> {
+    if (access !== undefined) await this.#deps.accessGuard?.check(ref, access)
   }
 
   /**

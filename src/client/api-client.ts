@@ -1,5 +1,6 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch'
 import type { ClientPaths } from './a2a-types.js'
+import { DEFAULT_ANSWER_TIMEOUT_MS, DEFAULT_MAX_ANSWER_BYTES, boundedFetch } from './bounded-fetch.js'
 import { fetchAndVerifyPeerCard } from './peer-card.js'
 import { keepA2ATaskBodies } from './raw-body.js'
 import { type RequestSigner, pinnedKeyFromCard, signingFetch } from './signed-requests.js'
@@ -31,6 +32,18 @@ export interface ApiClientOptions {
   readonly signatureWindowSeconds?: number
   /** Unix seconds, for `created` and the window (defaults to the system clock). */
   readonly now?: () => number
+  /**
+   * The largest answer the client reads, in bytes (default 1 MiB, {@link DEFAULT_MAX_ANSWER_BYTES}; `Infinity`: no
+   * limit). A longer one is not read (the rest of its stream is cancelled) and the call throws {@link AnswerRefused}
+   * with code `too_large`. An A2A task can hold up to 16 MiB of artifacts: raise it to read such tasks whole.
+   */
+  readonly maxAnswerBytes?: number
+  /**
+   * How long one call may take, the whole answer included, in milliseconds (default 120 000,
+   * {@link DEFAULT_ANSWER_TIMEOUT_MS}; `Infinity`: no limit); past it the call throws {@link AnswerRefused} with code
+   * `timeout`. Keep it above the node's blocking bound (30 s by default), which a blocking A2A v1.0 SendMessage may wait.
+   */
+  readonly answerTimeoutMs?: number
 }
 
 /** The typed client: every operation of openapi.yaml, A2A task responses narrowed ({@link ClientPaths}). */
@@ -38,8 +51,9 @@ export type ApiClient = Client<ClientPaths>
 
 /**
  * A typed client for the bernstein-a2a API, generated from openapi.yaml (openapi-fetch). Every call resolves to
- * `{ data }` or `{ error }` typed per status; it throws only when the network fails, or (with `pinnedFingerprint`)
- * when an answer is not signed by the pinned key ({@link AnswerUnverified}). An A2A task response keeps
+ * `{ data }` or `{ error }` typed per status; it throws only when the network fails, when an answer is too large or
+ * too slow ({@link AnswerRefused}), or (with `pinnedFingerprint`) when an answer is not signed by the pinned key
+ * ({@link AnswerUnverified}). An A2A task response keeps
  * its exact bytes, so that `verifyTaskReceipt(await client.GET('/a2a/tasks/{a2a_task_id}', …))` can check its
  * receipt.
  *
@@ -49,10 +63,9 @@ export type ApiClient = Client<ClientPaths>
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
-  const fetch = signedFetch(baseUrl, options)
   const client = createClient<ClientPaths>({
     baseUrl,
-    ...(fetch ? { fetch } : {}),
+    fetch: signedFetch(baseUrl, options, limitedFetch(options)),
     headers: { ...options.headers },
   })
   const auth: Middleware = {
@@ -66,17 +79,32 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   return client
 }
 
-/** The client's fetch: the given one (or none, openapi-fetch's default), wrapped to sign when `signWith` is given. */
-function signedFetch(baseUrl: string, options: ApiClientOptions): typeof globalThis.fetch | undefined {
+/** The given fetch (else the global one), reading answers within the limits of the options. */
+function limitedFetch(options: ApiClientOptions): typeof globalThis.fetch {
+  const limits = {
+    maxAnswerBytes: limit(options.maxAnswerBytes, DEFAULT_MAX_ANSWER_BYTES, 'maxAnswerBytes'),
+    timeoutMs: limit(options.answerTimeoutMs, DEFAULT_ANSWER_TIMEOUT_MS, 'answerTimeoutMs'),
+  }
+  const inner: typeof globalThis.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  return limits.maxAnswerBytes === Infinity && limits.timeoutMs === Infinity ? inner : boundedFetch(inner, limits)
+}
+
+function limit(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !(value > 0)) throw new TypeError(`${name} must be a positive number (Infinity: no limit)`)
+  return value
+}
+
+/** The client's fetch (`inner`, already limited), wrapped to sign when `signWith` is given. */
+function signedFetch(baseUrl: string, options: ApiClientOptions, inner: typeof globalThis.fetch): typeof globalThis.fetch {
   const { signWith, pinnedFingerprint } = options
   if (signWith === undefined) {
     if (pinnedFingerprint !== undefined) throw new TypeError('pinnedFingerprint needs signWith: a node signs only its answers to signed requests')
-    return options.fetch
+    return inner
   }
   if (typeof signWith !== 'object' || signWith === null || typeof signWith.keyid !== 'string' || typeof signWith.privateKey !== 'object')
     throw new TypeError('signWith must be { privateKey: KeyObject, keyid: string }')
   if (pinnedFingerprint !== undefined && typeof pinnedFingerprint !== 'string') throw new TypeError('pinnedFingerprint must be a fingerprint (sha256:…)')
-  const inner: typeof globalThis.fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const now = options.now ?? (() => Date.now() / 1000)
   // The card is served at the node's root, also when the client calls the /api/v1 mirrors; it is fetched unsigned.
   const root = baseUrl.replace(/\/api\/v1$/, '')

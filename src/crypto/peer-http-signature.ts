@@ -69,6 +69,18 @@ export interface OutboundRequest {
   readonly body?: string | Uint8Array
 }
 
+/**
+ * A request as received, for its RFC 9421 signature: method, `origin` (`scheme://host`) as addressed, `path` with
+ * query, header fields (lowercase names, one string each) and the exact body bytes when it has one.
+ */
+export interface ReceivedRequest {
+  readonly method: string
+  readonly origin: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | Uint8Array | undefined
+}
+
 /** A fresh nonce: 18 random bytes, base64url (24 characters). */
 export function freshNonce(): string {
   return randomBytes(18).toString('base64url')

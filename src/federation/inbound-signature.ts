@@ -3,7 +3,7 @@ import { AppError } from '../errors.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
-import { type PinnedPeerKey, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
+import { type PinnedPeerKey, type ReceivedRequest, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
 
 export interface InboundSignatureOptions {
   /** Refuse deliveries without a signature (default: on when the node pins peers, BERNSTEIN_REQUIRE_PEER_SIGNATURE). */
@@ -20,7 +20,7 @@ export interface InboundSignatureOptions {
 /** Stable reasons of a 401 for a delivery whose sender did not prove it holds its card key. */
 export type PeerSignatureRefusal = 'peer_signature_required' | 'peer_signature_invalid' | 'peer_signature_stale' | 'peer_signature_replayed'
 
-const refused = (reason: PeerSignatureRefusal, detail: string): AppError =>
+export const refused = (reason: PeerSignatureRefusal, detail: string): AppError =>
   new AppError('unauthenticated', detail, { extra: { reason }, headers: { 'WWW-Authenticate': 'Bearer realm="bernstein-a2a"' } })
 
 /**
@@ -41,47 +41,67 @@ export class InboundSignatureGate implements InboundGate {
 
   async check(request: InboundTaskRequest): Promise<InboundGateResult> {
     const transport = request.transport
-    const signed = transport !== undefined && ('signature-input' in transport.headers || 'signature' in transport.headers)
-    if (!signed) {
+    if (transport === undefined || !carriesSignature(transport.headers)) {
       if (!this.#options.requireSignature) return {}
       throw refused(
         'peer_signature_required',
         'this node only accepts deliveries signed by the sender capability card key: Signature-Input and Signature (RFC 9421, label "peer") are missing',
       )
     }
-    const key = senderCardKey(request)
-    const base = this.#options.targetBase ?? transport.origin
-    const verdict = await verifyPeerRequest(key, this.#deps.clock, this.#options.windowSeconds, {
-      method: transport.method,
-      url: base + transport.path,
-      headers: transport.headers,
-      body: request.raw,
+    const { key, pem } = senderCardKey(request)
+    await checkPeerRequest(key, { ...transport, body: request.raw }, this.#options, this.#deps, {
+      what: 'delivery',
+      replayed: 'a delivery is never accepted twice',
     })
-    if (!verdict.ok) {
-      if (verdict.code === 'missing') throw refused('peer_signature_required', `no signature labelled "peer": ${verdict.detail}`)
-      if (verdict.code === 'stale') throw refused('peer_signature_stale', verdict.detail)
-      throw refused('peer_signature_invalid', `the delivery's signature by ${key.keyid} does not verify: ${verdict.detail}`)
-    }
-    const now = this.#deps.clock.now()
-    const fresh = await this.#deps.store.repos.peerNonces.recordIfNew(
-      key.keyid,
-      verdict.value.nonce,
-      now,
-      verdict.value.created + this.#options.windowSeconds + 1,
-    )
-    if (!fresh) throw refused('peer_signature_replayed', 'this signature nonce was already used: a delivery is never accepted twice')
-    return {}
+    return { signingKey: pem }
   }
 }
 
+/** Whether a request carries a signature at all (either of the two fields). */
+export function carriesSignature(headers: Readonly<Record<string, string>>): boolean {
+  return 'signature-input' in headers || 'signature' in headers
+}
+
+/**
+ * Checks that `request` is signed by `key` (method, target URI, exact body, `created` within the window) and records
+ * its nonce, refusing one already seen for that key (the replay cache is in the database: every replica shares it).
+ * Throws the 401 {@link PeerSignatureRefusal}; `what` names the request in the detail.
+ */
+export async function checkPeerRequest(
+  key: PinnedPeerKey,
+  request: ReceivedRequest,
+  options: Pick<InboundSignatureOptions, 'windowSeconds' | 'targetBase'>,
+  deps: { readonly store: Store; readonly clock: Clock },
+  words: { readonly what: string; readonly replayed: string },
+): Promise<void> {
+  const verdict = await verifyPeerRequest(key, deps.clock, options.windowSeconds, {
+    method: request.method,
+    url: (options.targetBase ?? request.origin) + request.path,
+    headers: request.headers,
+    body: request.body,
+  })
+  if (!verdict.ok) {
+    if (verdict.code === 'missing') throw refused('peer_signature_required', `no signature labelled "peer": ${verdict.detail}`)
+    if (verdict.code === 'stale') throw refused('peer_signature_stale', verdict.detail)
+    throw refused('peer_signature_invalid', `the ${words.what}'s signature by ${key.keyid} does not verify: ${verdict.detail}`)
+  }
+  const fresh = await deps.store.repos.peerNonces.recordIfNew(
+    key.keyid,
+    verdict.value.nonce,
+    deps.clock.now(),
+    verdict.value.created + options.windowSeconds + 1,
+  )
+  if (!fresh) throw refused('peer_signature_replayed', `this signature nonce was already used: ${words.replayed}`)
+}
+
 /** The public key of the capability card the sender carries (its signature is the card gate's to check). */
-function senderCardKey(request: InboundTaskRequest): PinnedPeerKey {
+function senderCardKey(request: InboundTaskRequest): { key: PinnedPeerKey; pem: string } {
   const card = request.senderRaw['capability_card']
   const body = typeof card === 'object' && card !== null ? (card as Record<string, unknown>)['card'] : undefined
   const pem = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['public_key_pem'] : undefined
   if (typeof pem !== 'string') throw refused('peer_signature_invalid', 'a signed delivery must carry the sender capability card whose key signed it')
   try {
-    return pinnedPeerKey(publicKeyFromPem(pem))
+    return { key: pinnedPeerKey(publicKeyFromPem(pem)), pem }
   } catch {
     throw refused('peer_signature_invalid', "the sender capability card's public_key_pem is not an Ed25519 public key")
   }

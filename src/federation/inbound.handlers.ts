@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http'
 import { type BodyVerifier, requireUtf8 } from '../http/utf8-guard.js'
 import { pythonUtf8DecodeText } from '../text/utf8.js'
 import { type RouteDefinition, route } from '../http/route.js'
@@ -6,19 +5,12 @@ import { type InboundService, invalidJsonBody, parseInboundTask } from './inboun
 
 export function inboundRoutes(inbound: InboundService): RouteDefinition[] {
   return [
-    route('a2a_v0_accept_task_a2a_v0_tasks_post', 'post', '/a2a/v0/tasks', async ({ rawBody, caller, headers, target }) => {
-      const request = { ...parseInboundTask(rawBody ?? ''), transport: { ...target, headers: fieldsOf(headers) } }
+    route('a2a_v0_accept_task_a2a_v0_tasks_post', 'post', '/a2a/v0/tasks', async ({ rawBody, caller, received }) => {
+      const request = { ...parseInboundTask(rawBody ?? ''), transport: received() }
       const { created, ...accepted } = await inbound.accept(caller.tenantId, request)
       return { status: 202, body: accepted, headers: { 'Bernstein-Delivery': created ? 'new' : 'duplicate' } }
     }),
   ]
-}
-
-/** Request header fields as single strings (repeated ones joined as a list, as HTTP reads them). */
-function fieldsOf(headers: IncomingHttpHeaders): Record<string, string> {
-  const fields: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) fields[name] = Array.isArray(value) ? value.join(', ') : value
-  return fields
 }
 
 /**

@@ -166,6 +166,11 @@ export interface InboundGateResult {
    * it, so what one verified sender delivers is never found by, or in the way of, another.
    */
   readonly senderKey?: string
+  /**
+   * The public key (PEM) whose RFC 9421 signature the delivery carried and passed. Recorded with the delegation, it
+   * is the key every later request on its task must be signed by.
+   */
+  readonly signingKey?: string
 }
 
 export interface InboundServiceDeps {
@@ -221,6 +226,7 @@ export class InboundService {
           message: request.task.message,
           role: request.task.role,
           createdAt: now,
+          signingKey: hooks.find((hook) => hook.signingKey !== undefined)?.signingKey ?? null,
         }
         if (!(await repos.a2a.insertInboundIfNew(inbound))) {
           // A concurrent duplicate won the unique constraint: undo this attempt and answer with the winner.

@@ -23,7 +23,8 @@ export function normalisePeerUrl(url: string): string {
  * documents are fetched without one.
  */
 export function peerClient(peerUrl: string, fetch: typeof globalThis.fetch): ApiClient {
-  return createApiClient({ baseUrl: peerUrl, fetch, headers: { accept: 'application/json' } })
+  // peerFetch already reads every answer within the node's own limits (BERNSTEIN_PEER_MAX_ANSWER_BYTES, _TIMEOUT_MS).
+  return createApiClient({ baseUrl: peerUrl, fetch, headers: { accept: 'application/json' }, maxAnswerBytes: Infinity, answerTimeoutMs: Infinity })
 }
 
 /** The `authorization` header for a peer token, none without one. */

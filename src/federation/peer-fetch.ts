@@ -1,3 +1,5 @@
+import { readCapped } from '../client/bounded-fetch.js'
+
 /** How outbound calls to a peer are retried (Bernstein: 3 attempts, backoff 0.25·2^(n-1) s; 10 s / 30 s timeouts). */
 export interface RetryPolicy {
   readonly maxAttempts: number
@@ -75,30 +77,6 @@ export class PeerAnswerTooLarge extends PeerUnreachable {
     super(`the peer's answer exceeds ${maxBytes} bytes (BERNSTEIN_PEER_MAX_ANSWER_BYTES); it was not read`, attempts)
     this.name = 'PeerAnswerTooLarge'
   }
-}
-
-/**
- * The body of an answer, read up to `maxBytes`: null (and the rest of the stream cancelled) when it is longer, so a
- * peer cannot make this node buffer more than the cap. A declared Content-Length over the cap is refused unread.
- */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array | null> {
-  const declared = Number(response.headers.get('content-length'))
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel()
-    return null
-  }
-  if (response.body === null) return new Uint8Array(0)
-  const chunks: Uint8Array[] = []
-  let length = 0
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    length += chunk.byteLength
-    if (length > maxBytes) {
-      await response.body.cancel().catch(() => undefined)
-      return null
-    }
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, length)
 }
 
 /**

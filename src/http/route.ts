@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { Request, Response } from 'express'
 import type { JsonBody, OperationId, OperationResult, PathParams, QueryParams } from '../contract.js'
 import type { Caller } from '../auth/caller.js'
+import type { ReceivedRequest } from '../crypto/peer-http-signature.js'
+import { signedBodyOf } from './signed-body.js'
 import type { ValidatedBodies } from './validated-bodies.js'
 
 /** What a handler sees: contract types in, the caller, nothing of Express. */
@@ -15,6 +17,11 @@ export interface HttpInput<Id extends OperationId> {
   readonly rawBody: string | undefined
   /** The request line as addressed, for checking a signature over it: method, `scheme://host` and path with query. */
   readonly target: { readonly method: string; readonly origin: string; readonly path: string }
+  /**
+   * The request as received, for checking its RFC 9421 signature: the request line as addressed, the header fields
+   * (one string each) and the exact body bytes (the raw body, or a signed request's JSON bytes).
+   */
+  readonly received: () => ReceivedRequest
 }
 
 /** A response that is not JSON-serialised by Express: exact bytes (signed documents, YAML). */
@@ -43,6 +50,13 @@ export interface RouteDefinition {
  * Declares a route whose handler is typed by the contract's operation: its input and every `{status, body}` it
  * may return are checked by the compiler against `generated/openapi.d.ts`.
  */
+/** Request header fields as single strings (repeated ones joined as a list, as HTTP reads them). */
+export function fieldsOf(headers: IncomingHttpHeaders): Record<string, string> {
+  const fields: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) fields[name] = Array.isArray(value) ? value.join(', ') : value
+  return fields
+}
+
 export function route<Id extends OperationId>(
   operationId: Id,
   method: 'get' | 'post',
@@ -53,16 +67,20 @@ export function route<Id extends OperationId>(
     operationId,
     method,
     path,
-    handle: (req, res) =>
-      handle({
+    handle: (req, res) => {
+      const rawBody = typeof (req as { rawBody?: unknown }).rawBody === 'string' ? (req as unknown as { rawBody: string }).rawBody : undefined
+      const target = { method: req.method, origin: `${req.protocol}://${req.get('host') ?? ''}`, path: req.originalUrl }
+      return handle({
         params: req.params as PathParams<Id>,
         query: req.query as QueryParams<Id>,
         body: req.body as JsonBody<Id>,
         caller: res.locals['caller'] as Caller,
         headers: req.headers,
-        rawBody: typeof (req as { rawBody?: unknown }).rawBody === 'string' ? (req as unknown as { rawBody: string }).rawBody : undefined,
-        target: { method: req.method, origin: `${req.protocol}://${req.get('host') ?? ''}`, path: req.originalUrl },
-      }),
+        rawBody,
+        target,
+        received: () => ({ ...target, headers: fieldsOf(req.headers), body: rawBody ?? signedBodyOf(req) }),
+      })
+    },
   }
 }
 

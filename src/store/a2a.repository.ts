@@ -7,6 +7,7 @@ import type {
   A2ATaskWithLinkedState,
   FederatedInbound,
   InboundKey,
+  TaskRef,
   MessageDirection,
   Peer,
 } from '../a2a/a2a-task.js'
@@ -38,7 +39,7 @@ const MESSAGE = rowMapping<A2AMessage, Selectable<A2AMessageTable>>()({
 })
 
 const INBOUND = rowMapping<FederatedInbound, Selectable<FederatedInboundTable>>()({
-  ...sameNames('id', 'tenantId', 'peerName', 'senderKey', 'remoteTaskId', 'taskId', 'a2aTaskId', 'message', 'role'),
+  ...sameNames('id', 'tenantId', 'peerName', 'senderKey', 'remoteTaskId', 'taskId', 'a2aTaskId', 'message', 'role', 'signingKey'),
   createdAt: integer,
 })
 
@@ -188,6 +189,21 @@ export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> 
       .where((eb) => eb.and({ tenant_id: key.tenantId, peer_name: key.peerName, sender_key: key.senderKey, remote_task_id: key.remoteTaskId }))
       .executeTakeFirst()
     return row && INBOUND.toDomain(row)
+  }
+
+  /**
+   * The key a task's delegation was delivered signed by (PEM), or null: the task is not a delegation of this tenant's,
+   * or it came unsigned.
+   */
+  async inboundSigningKey(tenantId: string, ref: TaskRef): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('federated_inbound')
+      .select('signing_key')
+      .where('tenant_id', '=', tenantId)
+      .where('a2aTaskId' in ref ? 'a2a_task_id' : 'task_id', '=', 'a2aTaskId' in ref ? ref.a2aTaskId : ref.taskId)
+      .where('signing_key', 'is not', null)
+      .executeTakeFirst()
+    return row?.signing_key ?? null
   }
 
   async countInbound(tenantId: string): Promise<number> {

@@ -94,6 +94,8 @@ export interface FederatedInboundTable {
   created_at: number
   /** Fingerprint of the capability-card key that vouched for the delivery; '' when none was required. */
   sender_key: string
+  /** PEM of the card key whose signature the delivery carried; null when it was not signed (migration 011). */
+  signing_key: string | null
 }
 
 export interface PeerTable {

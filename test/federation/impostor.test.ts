@@ -6,7 +6,6 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { parsePythonJson, pythonCanonical } from '../../src/canonical/python-json.js'
-import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
 import { serializeCardFile } from '../../src/cards/card-file.js'
 import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
@@ -18,7 +17,7 @@ import { testClock } from '../helpers/clock.js'
 import { createTestDatabase, testEngines } from '../helpers/engines.js'
 import { wireRequest } from '../helpers/raw-http.js'
 import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
-import { FAST_RETRY, OPEN, cardFingerprint, chainLines, delegate, federationNodes, localTask, signedDelivery } from './nodes.js'
+import { FAST_RETRY, OPEN, cardFingerprint, chainLines, delegate, federationNodes, localTask, peerCapabilityCard, signedDelivery } from './nodes.js'
 
 /** One request as a test double received it. */
 interface Logged {
@@ -284,15 +283,7 @@ for (const engine of testEngines()) {
       const a = await node('org-a')
       const key = generateEd25519KeyPair()
       const now = Math.floor(Date.now() / 1000)
-      const card = await issueCapabilityCard({
-        issuer: 'bernstein-3',
-        name: 'Bernstein',
-        tools: ['task_orchestration'],
-        policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
-        ttlSeconds: 3600,
-        privateKey: key.privateKey,
-        now,
-      })
+      const card = await peerCapabilityCard('bernstein-3', key.privateKey, now)
       // Bernstein 3.x's v0 surface: the card, a JWKS, POST /a2a/v0/tasks; no proof endpoint, nothing signed.
       const bernstein = await double((req, _body, res) => {
         if (req.url === '/.well-known/a2a-capability-card.json') return json(res, 200, serializeCardFile(card))

@@ -11,7 +11,7 @@ import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { testEngines } from '../helpers/engines.js'
 import { type TestApp, rawRequest } from '../helpers/test-app.js'
 import { openStoreDump } from '../security/support.js'
-import { OPEN, federationNodes, signedDelivery } from './nodes.js'
+import { OPEN, federationNodes, signedCall, signedDelivery } from './nodes.js'
 
 const PEER = generateEd25519KeyPair()
 const STRANGER = generateEd25519KeyPair()
@@ -255,7 +255,11 @@ for (const engine of testEngines()) {
       const read = (token: string, id: unknown) => rawRequest(b.url, { method: 'GET', path: `/a2a/tasks/${String(id)}`, token })
       expect((await read(globex, atAcme.json['a2a_task_id'])).status).toBe(404)
       expect((await read(acme, atGlobex.json['a2a_task_id'])).status).toBe(404)
-      expect((await read(acme, atAcme.json['a2a_task_id'])).status).toBe(200)
+      // The delegation came signed: its own tenant's token reads it only with the delegator's signature (delegator-signature.test.ts).
+      expect((await read(acme, atAcme.json['a2a_task_id'])).status).toBe(401)
+      const signedRead = (token: string, id: unknown) => signedCall(b, { method: 'GET', path: `/a2a/tasks/${String(id)}`, key: PEER.privateKey, token })
+      expect((await signedRead(globex, atAcme.json['a2a_task_id'])).status).toBe(404)
+      expect((await signedRead(acme, atAcme.json['a2a_task_id'])).status).toBe(200)
     })
   })
 }

@@ -4,6 +4,8 @@
  */
 import { afterEach } from 'vitest'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
+import { issueCapabilityCard } from '../../src/cards/issue-capability-card.js'
+import type { SignedCapabilityCard } from '../../src/cards/index.js'
 import type { Delegation } from '../../src/federation/delegation.js'
 import type { ServiceDeps } from '../../src/services.js'
 import type { Engine } from '../../src/store/engine.js'
@@ -12,6 +14,19 @@ import { signPeerRequest } from '../../src/crypto/peer-http-signature.js'
 import { type Clock, systemClock } from '../../src/runtime.js'
 import type { HttpResult } from '../helpers/raw-http.js'
 import { OPERATOR_TOKEN, type TestApp, type TestAppOptions, rawRequest, startTestApp } from '../helpers/test-app.js'
+
+/** A peer's capability card: `issuer`, signed by `key`, issued at `now` (Unix seconds), valid for an hour, with middling policies. */
+export function peerCapabilityCard(issuer: string, key: KeyObject, now: number): Promise<SignedCapabilityCard> {
+  return issueCapabilityCard({
+    issuer,
+    name: issuer,
+    tools: ['task_orchestration'],
+    policies: { cost_cap_usd: 10, redaction_tier: 'standard', sandbox_profile: 'container' },
+    ttlSeconds: 3600,
+    privateKey: key,
+    now,
+  })
+}
 
 export const FAST_RETRY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 5_000, maxAnswerBytes: 1_048_576 }
 export const OPEN = { maxCostCapUsd: Infinity, minRedactionTier: 'none', minSandboxProfile: 'none' }
@@ -72,9 +87,47 @@ export function delegate(a: TestApp, b: TestApp, taskId: string, overrides: Part
  * `POST /a2a/v0/tasks` of `body` as a signing peer sends it: signed (RFC 9421, label `peer`) by `key`, the key of
  * the card in the body, with the operator token unless `token` names another.
  */
-export async function signedDelivery(app: TestApp, body: string, key: KeyObject, token?: string, clock: Clock = systemClock): Promise<HttpResult> {
-  const url = `${app.url}/a2a/v0/tasks`
-  const headers = { 'content-type': 'application/json' }
-  const fields = await signPeerRequest({ keyid: keyFingerprint(key), privateKey: key }, clock, { method: 'POST', url, headers, body })
-  return rawRequest(app.url, { method: 'POST', path: '/a2a/v0/tasks', body, headers: { ...headers, ...fields }, ...(token !== undefined && { token }) })
+export function signedDelivery(app: TestApp, body: string, key: KeyObject, token?: string, clock: Clock = systemClock): Promise<HttpResult> {
+  return signedCall(app, { method: 'POST', path: '/a2a/v0/tasks', body, key, clock, ...(token !== undefined && { token }) })
+}
+
+/**
+ * A request to `app` signed (RFC 9421, label `peer`) by `key` as a peer signs it, with the operator token unless
+ * `token` names another. `signed` overrides what the signature is made over (method, path, body), to tamper with
+ * the request after it was signed.
+ */
+export async function signedCall(
+  app: TestApp,
+  call: {
+    method: string
+    path: string
+    body?: string
+    key: KeyObject
+    token?: string
+    clock?: Clock
+    nonce?: string
+    headers?: Record<string, string>
+    signed?: { method?: string; path?: string; body?: string }
+  },
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...(call.body !== undefined && { 'content-type': 'application/json' }), ...call.headers }
+  const signedBody = call.signed?.body ?? call.body
+  const fields = await signPeerRequest(
+    { keyid: keyFingerprint(call.key), privateKey: call.key },
+    call.clock ?? systemClock,
+    {
+      method: call.signed?.method ?? call.method,
+      url: app.url + (call.signed?.path ?? call.path),
+      headers,
+      ...(signedBody !== undefined && { body: signedBody }),
+    },
+    ...(call.nonce !== undefined ? [call.nonce] : []),
+  )
+  return rawRequest(app.url, {
+    method: call.method,
+    path: call.path,
+    headers: { ...headers, ...fields },
+    ...(call.body !== undefined && { body: call.body }),
+    ...(call.token !== undefined && { token: call.token }),
+  })
 }

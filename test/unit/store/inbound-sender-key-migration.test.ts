@@ -2,10 +2,13 @@ import { Migrator, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Connection, connect } from '../../../src/store/connect.js'
 import { migrationProvider } from '../../../src/store/migrations/index.js'
+import { A2ARepository } from '../../../src/store/a2a.repository.js'
 import { type TestDatabase, createTestDatabase, testEngines } from '../../helpers/engines.js'
 
 const BEFORE = '2026-11-30-005-federation'
 const THIS = '2026-11-30-006-inbound-sender-key'
+const BEFORE_SIGNING = '2026-12-02-010-a2a-v1'
+const SIGNING = '2026-12-02-011-inbound-signing-key'
 
 const opened: { connection: Connection; database: TestDatabase }[] = []
 afterEach(async () => {
@@ -78,6 +81,22 @@ for (const engine of testEngines()) {
         ['old-1', ''],
         ['old-2', ''],
       ])
+    })
+
+    it(`and ${SIGNING}: rows made before carry no signing key (their tasks stay unbound); down drops the column`, async () => {
+      const { connection, migrator } = await open()
+      expect((await migrator.migrateTo(BEFORE_SIGNING)).error).toBeUndefined()
+      await insert(connection, 'old-1', 'r-1', 100, 'sha256:aa')
+      expect((await migrator.migrateTo(SIGNING)).error).toBeUndefined()
+      expect(await rows(connection)).toMatchObject([{ id: 'old-1', sender_key: 'sha256:aa', signing_key: null }])
+      await sql`update federated_inbound set signing_key = ${'-----BEGIN PUBLIC KEY-----'} where id = 'old-1'`.execute(connection.db)
+      const repos = new A2ARepository(connection.db, engine)
+      expect(await repos.inboundSigningKey('default', { a2aTaskId: 'a-old-1' })).toBe('-----BEGIN PUBLIC KEY-----')
+      expect(await repos.inboundSigningKey('default', { taskId: 't-old-1' })).toBe('-----BEGIN PUBLIC KEY-----')
+      expect(await repos.inboundSigningKey('other', { taskId: 't-old-1' })).toBeNull()
+
+      expect((await migrator.migrateTo(BEFORE_SIGNING)).error).toBeUndefined()
+      expect((await rows(connection))[0]).not.toHaveProperty('signing_key')
     })
   })
 }
