@@ -12,6 +12,7 @@ export type V1AgentCard = Schema<'A2AV1AgentCard'>
 export type SendMessageRequest = Schema<'A2AV1SendMessageRequest'>
 export type ListTasksRequest = Schema<'A2AV1ListTasksRequest'>
 export type ListTasksResponse = Schema<'A2AV1ListTasksResponse'>
+export type V1StreamResponse = Schema<'A2AV1StreamResponse'>
 
 /** Keys of a v1 Task's `metadata` that carry what Bernstein adds: the linked task, the receipt and what it attests. */
 export const METADATA_TASK_ID = 'bernstein.task_id'
@@ -29,7 +30,7 @@ export function messageText(message: V1Message): string {
   return texts.length > 0 ? texts.join('\n') : '(a message without text parts)'
 }
 
-function artifactToWire(a2aTaskId: string, artifact: A2AArtifact, index: number): V1Artifact {
+export function artifactToWire(a2aTaskId: string, artifact: A2AArtifact, index: number): V1Artifact {
   // Artifacts are only ever appended, so the position is a stable id.
   return { artifactId: `${a2aTaskId}-artifact-${index}`, name: artifact.name, parts: [{ text: artifact.data, mediaType: artifact.contentType }] }
 }

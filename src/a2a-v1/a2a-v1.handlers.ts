@@ -8,6 +8,8 @@ import type { A2AV1Caller, A2AV1Service } from './a2a-v1.service.js'
 import type { ListTasksRequest, SendMessageRequest } from './a2a-v1-wire.js'
 import { responseContentType } from './media-type.js'
 import { assertSupportedVersion } from './version.js'
+import type { A2AV1Streams } from './streaming.js'
+import { jsonRpcStream } from './streaming.handlers.js'
 
 type JsonRpcResult = Extract<Schema<'A2AV1JsonRpcResponse'>, { result: unknown }>['result']
 
@@ -63,11 +65,13 @@ function listRequest(query: Readonly<Record<string, unknown>>): ListTasksRequest
   }
 }
 
-export function a2aV1Routes(service: A2AV1Service): RouteDefinition[] {
+export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams): RouteDefinition[] {
   const json = (headers: IncomingHttpHeaders) => ({ 'Content-Type': responseContentType(headers.accept) })
   return [
     route('a2aV1JsonRpc', 'post', '/a2a/v1', async ({ body, caller, headers, query }) => {
       checkVersion(headers, query)
+      const streamed = await jsonRpcStream(streams, body, caller, headers)
+      if (streamed !== null) return streamed
       const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
       if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
       const result = await method(service, (body.params ?? {}) as Record<string, unknown>, caller)
