@@ -236,7 +236,7 @@ export interface paths {
          *     `SubscribeToTask` resumes from (`Last-Event-ID`). Comments (`: keep-alive`) are sent every
          *     `BERNSTEIN_A2A_STREAM_KEEPALIVE_MS`. Errors found before the stream starts are the usual `google.rpc.Status`
          *     answers; a stream is not cut by the request deadline and does not count as a write in flight once started
-         *     (see docs/a2a-v1.md).
+         *     (see docs/a2a-v1-streaming.md).
          */
         post: operations["a2aV1SendStreamingMessage"];
         delete?: never;
@@ -1623,8 +1623,10 @@ export interface components {
             artifactUpdate: components["schemas"]["A2AV1TaskArtifactUpdateEvent"];
         };
         /**
-         * @description One Server-Sent Event of the HTTP+JSON binding: `data` is a StreamResponse (or, with `event: error`, a
-         *     `google.rpc.Status` for a failure after the stream started), `id` its number in the task's log.
+         * @description One Server-Sent Event of the HTTP+JSON binding (the body of `text/event-stream` is a sequence of them, each
+         *     `id:`, optional `event:` and `data:` lines and a blank line): `data` is a StreamResponse (or, with
+         *     `event: error`, a `google.rpc.Status` for a failure after the stream started), `id` its number in the task's
+         *     log. The stream also carries comment lines (`: keep-alive`).
          */
         A2AV1RestStreamEvent: {
             id?: string;
@@ -1632,7 +1634,10 @@ export interface components {
             event?: "error";
             data: unknown;
         };
-        /** @description One Server-Sent Event of the JSON-RPC binding; `id` is the event's number in the task's log. */
+        /**
+         * @description One Server-Sent Event of the JSON-RPC binding (the body of `text/event-stream` is a sequence of them):
+         *     `data` is a JSON-RPC response whose `result` is a StreamResponse, `id` the event's number in the task's log.
+         */
         A2AV1JsonRpcStreamEvent: {
             id?: string;
             data: unknown;
@@ -3124,7 +3129,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["A2AV1JsonRpcStreamEvent"];
                 };
             };
             401: components["responses"]["A2AV1JsonRpcRefusal"];
@@ -3205,7 +3210,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["A2AV1RestStreamEvent"];
                 };
             };
             400: components["responses"]["A2AV1Error"];
@@ -3448,7 +3453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["A2AV1RestStreamEvent"];
                 };
             };
             400: components["responses"]["A2AV1Error"];
@@ -3496,7 +3501,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": unknown;
+                    "text/event-stream": components["schemas"]["A2AV1RestStreamEvent"];
                 };
             };
             400: components["responses"]["A2AV1Error"];

@@ -85,7 +85,14 @@ export interface Config {
    * its reader is disconnected, how long events stay resumable with `Last-Event-ID`, and how often a stream reads
    * its task's event log for events written by another replica.
    */
-  readonly a2aStreams: { readonly keepAliveMs: number; readonly maxBufferBytes: number; readonly retentionMs: number; readonly pollIntervalMs: number }
+  readonly a2aStreams: {
+    readonly keepAliveMs: number
+    readonly maxBufferBytes: number
+    readonly retentionMs: number
+    readonly pollIntervalMs: number
+    /** A stream is ended cleanly after this long (the client resumes with `Last-Event-ID`); 0: never. */
+    readonly maxDurationMs: number
+  }
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -326,6 +333,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxBufferBytes: bounded(env, 'BERNSTEIN_A2A_STREAM_BUFFER_BYTES', 1_048_576, 1024, 268_435_456),
       retentionMs: bounded(env, 'BERNSTEIN_A2A_STREAM_RETENTION_MS', 600_000, 1000, 604_800_000),
       pollIntervalMs: bounded(env, 'BERNSTEIN_A2A_STREAM_POLL_MS', 250, 10, 60_000),
+      maxDurationMs: bounded(env, 'BERNSTEIN_A2A_STREAM_MAX_MS', 1_800_000, 0, 86_400_000),
     }),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),

@@ -50,6 +50,7 @@ export function streamReply(
       events: frames,
       keepAliveMs: streams.options.keepAliveMs,
       maxBufferBytes: streams.options.maxBufferBytes,
+      maxDurationMs: streams.options.maxDurationMs,
       failure: (error) => {
         const rendered = renderA2AError(format, error, error instanceof AppError ? error : null, request)
         const data = JSON.stringify(rendered.body)

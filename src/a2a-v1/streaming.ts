@@ -15,6 +15,8 @@ export interface A2AV1StreamOptions {
   readonly retentionMs: number
   /** A stream reads its task's log at least this often (events written by another replica are seen this way). */
   readonly pollIntervalMs: number
+  /** A stream is ended cleanly after this long, and the client resumes with `Last-Event-ID`; 0: never. */
+  readonly maxDurationMs: number
 }
 
 export const DEFAULT_STREAM_OPTIONS: A2AV1StreamOptions = Object.freeze({
@@ -22,6 +24,7 @@ export const DEFAULT_STREAM_OPTIONS: A2AV1StreamOptions = Object.freeze({
   maxBufferBytes: 1024 * 1024,
   retentionMs: 600_000,
   pollIntervalMs: 250,
+  maxDurationMs: 1_800_000,
 })
 
 /** One event of a task's stream: its id (its number in the task's log) and the StreamResponse. */

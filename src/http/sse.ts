@@ -15,6 +15,8 @@ export interface SseSource {
   readonly keepAliveMs: number
   /** The most bytes a stream may hold unsent: past it, the reader is too slow and is disconnected. */
   readonly maxBufferBytes: number
+  /** A stream is ended (cleanly; the client resumes with `Last-Event-ID`) after this long (0: never). */
+  readonly maxDurationMs: number
   /** The event that tells the client the stream failed after it started. */
   readonly failure: (error: unknown) => SseFrame
 }
@@ -27,6 +29,7 @@ export interface StreamReply {
 
 const KEEP_ALIVE = ': keep-alive\n\n'
 const DRAINING = ': the server is shutting down; reconnect with Last-Event-ID\n\n'
+const EXPIRED = ': this stream has reached its time limit; reconnect with Last-Event-ID\n\n'
 
 function frameText(frame: SseFrame): string {
   let text = ''
@@ -79,17 +82,20 @@ export class EventStreams {
     const requestId = res.locals['requestId'] as string | undefined
     let closed = false
     let keepAlive: NodeJS.Timeout | undefined
+    let limit: NodeJS.Timeout | undefined
     const stream: OpenStream = {
       end: (why) => {
         if (closed) return
         finish()
         if (why === 'draining') res.end(DRAINING)
+        else if (why === 'expired') res.end(EXPIRED)
         else res.end()
       },
     }
     const finish = (): void => {
       closed = true
       clearInterval(keepAlive)
+      clearTimeout(limit)
       this.#open.delete(stream)
       void source.events.return?.()
     }
@@ -115,6 +121,10 @@ export class EventStreams {
     if (source.keepAliveMs > 0) {
       keepAlive = setInterval(() => send(KEEP_ALIVE), source.keepAliveMs)
       keepAlive.unref()
+    }
+    if (source.maxDurationMs > 0) {
+      limit = setTimeout(() => stream.end('expired'), source.maxDurationMs)
+      limit.unref()
     }
     void (async () => {
       try {

@@ -254,6 +254,8 @@ const KNOWN_BODIES = new Set([
   'POST /a2a/v1',
   'POST /a2a/v1/message:send',
   'POST /a2a/v1/tasks/{a2a_task_id}:cancel',
+  'POST /a2a/v1/message:stream',
+  'POST /a2a/v1/tasks/{a2a_task_id}:subscribe',
   ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
 ])
 
@@ -298,6 +300,11 @@ export function validBody(op: Operation, world: World): unknown {
       return v1SendParams(t)
     case 'POST /a2a/v1/tasks/{a2a_task_id}:cancel':
       return { metadata: { reason: 'no longer needed' } }
+    // A2A v1.0 streams (they end at the test app's stream time limit).
+    case 'POST /a2a/v1/message:stream':
+      return v1SendParams(t)
+    case 'POST /a2a/v1/tasks/{a2a_task_id}:subscribe':
+      return {}
   }
   // An operation added to the document after these templates: an empty object still exercises auth and tenancy.
   return op.hasBody ? {} : undefined
