@@ -1,30 +1,19 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Caller } from '../auth/caller.js'
 import type { Schema } from '../contract.js'
-import { AppError } from '../errors.js'
 import { type RouteDefinition, route } from '../http/route.js'
 import { A2AProtocolError } from './a2a-v1-errors.js'
-import type { A2AV1Caller, A2AV1Service } from './a2a-v1.service.js'
+import type { A2AV1Service } from './a2a-v1.service.js'
 import type { ListTasksRequest, SendMessageRequest } from './a2a-v1-wire.js'
 import { responseContentType } from './media-type.js'
 import { assertSupportedVersion } from './version.js'
+import { assertOperator, v1Caller } from './callers.js'
 import type { A2AV1Streams } from './streaming.js'
 import { jsonRpcStream } from './streaming.handlers.js'
 
 type JsonRpcResult = Extract<Schema<'A2AV1JsonRpcResponse'>, { result: unknown }>['result']
 
 const VERSION_QUERY = 'A2A-Version'
-
-function v1Caller(caller: Caller): A2AV1Caller {
-  return { tenantId: caller.tenantId, sender: `a2a-v1:${caller.tokenId ?? caller.role}` }
-}
-
-/** SendMessage and CancelTask change tasks: an operator's, as every `POST /a2a/*` (the contract says so of the REST twins). */
-function assertOperator(caller: Caller, method: string): void {
-  if (caller.role !== 'operator') {
-    throw new AppError('forbidden', `Agent tokens cannot call ${method}, which needs an operator token`, { extra: { required_permission: 'admin:manage' } })
-  }
-}
 
 function checkVersion(headers: IncomingHttpHeaders, query: Readonly<Record<string, unknown>>): void {
   assertSupportedVersion(headers['a2a-version'], query[VERSION_QUERY])

@@ -5,10 +5,10 @@ import { type RouteDefinition, route } from '../http/route.js'
 import type { SseFrame, StreamReply } from '../http/sse.js'
 import { type A2AErrorFormat, renderA2AError } from './a2a-v1-error-render.js'
 import { A2AProtocolError } from './a2a-v1-errors.js'
-import type { A2AV1Caller } from './a2a-v1.service.js'
 import type { JsonRpcId } from './jsonrpc.js'
 import type { A2AV1Streams, TaskStreamEvent } from './streaming.js'
 import { assertSupportedVersion } from './version.js'
+import { assertOperator, v1Caller } from './callers.js'
 
 /** The `Last-Event-ID` of a reconnecting client (the contract checks its form on the operations that declare it). */
 export function lastEventIdOf(headers: IncomingHttpHeaders): number | undefined {
@@ -60,10 +60,6 @@ export function streamReply(
   }
 }
 
-function v1Caller(caller: Caller): A2AV1Caller {
-  return { tenantId: caller.tenantId, sender: `a2a-v1:${caller.tokenId ?? caller.role}` }
-}
-
 /** The HTTP+JSON streaming operations: `message:stream` and `tasks/{id}:subscribe` (POST, the spec's text; GET, its proto's rule). */
 export function a2aV1StreamRoutes(streams: A2AV1Streams): RouteDefinition[] {
   const rest = (headers: IncomingHttpHeaders, body: unknown) => ({ body, id: null, accept: headers.accept })
@@ -93,11 +89,7 @@ const JSON_RPC_STREAM_METHODS: Readonly<
   >
 > = {
   SendStreamingMessage: (streams, params, caller) => {
-    if (caller.role !== 'operator') {
-      throw new AppError('forbidden', 'Agent tokens cannot call SendStreamingMessage, which needs an operator token', {
-        extra: { required_permission: 'admin:manage' },
-      })
-    }
+    assertOperator(caller, 'SendStreamingMessage')
     return streams.sendStreaming(v1Caller(caller), params as Parameters<A2AV1Streams['sendStreaming']>[1])
   },
   SubscribeToTask: (streams, params, caller, headers) => streams.subscribe(caller.tenantId, String(params['id']), lastEventIdOf(headers)),

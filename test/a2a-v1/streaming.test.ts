@@ -3,54 +3,25 @@
  * over both bindings while a worker moves the task through the lifecycle API, a reconnection with `Last-Event-ID`,
  * concurrent streams, a reader too slow for its buffer, the drain, the request deadline, and bad input.
  */
-import { ClientFactory, type Client, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import type { Client } from '@a2a-js/sdk/client'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { markDraining } from '../../src/server.js'
+import { BINDINGS, type Binding, clientFor, userMessage } from '../helpers/a2a-sdk.js'
 import { testEngines } from '../helpers/engines.js'
 import { type SseEvent, openSse } from '../helpers/sse.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
-type Binding = (typeof BINDINGS)[number]
-
-function authenticatedFetch(token: string): typeof fetch {
-  return (input, init) => {
-    const headers = new Headers(init?.headers)
-    headers.set('authorization', `Bearer ${token}`)
-    return fetch(input, { ...init, headers })
-  }
-}
-
-/** A client of the node's card over one binding, pointed at the loopback address the test node listens on. */
-async function clientFor(app: TestApp, binding: Binding): Promise<Client> {
+/** The client of the node's card over one binding, after checking that the card declares streaming. */
+async function streamingClient(app: TestApp, binding: Binding): Promise<Client> {
   const card = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })).json as {
     capabilities: { streaming?: boolean }
-    supportedInterfaces: { url: string; protocolBinding: string }[]
   }
   expect(card.capabilities.streaming).toBe(true)
-  const local = {
-    ...card,
-    supportedInterfaces: card.supportedInterfaces
-      .filter((i) => i.protocolBinding === binding)
-      .map((i) => ({ ...i, url: i.url.replace('http://bernstein.test', app.url) })),
-  }
-  const fetchImpl = authenticatedFetch(OPERATOR_TOKEN)
-  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })] })
-  return factory.createFromAgentCard(local as never)
+  return clientFor(app, binding)
 }
 
 let seq = 0
-const userMessage = (text: string) => ({
-  messageId: `s-${++seq}-${Date.now()}`,
-  role: 1 /* ROLE_USER */,
-  parts: [{ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: '' }],
-  contextId: '',
-  taskId: '',
-  extensions: [],
-  referenceTaskIds: [],
-  metadata: undefined,
-})
 const wireMessage = (text: string) => ({ messageId: `w-${++seq}-${Date.now()}`, role: 'ROLE_USER', parts: [{ text }] })
 
 async function operator(app: TestApp, method: string, path: string, body?: unknown) {
@@ -117,7 +88,7 @@ for (const engine of testEngines()) {
     for (const binding of BINDINGS) {
       describe(binding, () => {
         it('streams to completion through the SDK while a worker claims, reports and completes the task', async () => {
-          const client = await clientFor(app, binding)
+          const client = await streamingClient(app, binding)
           const role = `stream-${binding === 'JSONRPC' ? 'rpc' : 'rest'}`
           const stream = client.sendMessageStream({ message: userMessage('stream this'), metadata: { 'bernstein.role': role } } as never)
           const events = stream[Symbol.asyncIterator]()
@@ -162,7 +133,7 @@ for (const engine of testEngines()) {
         })
 
         it('resubscribes through the SDK: the current Task first, then the rest', async () => {
-          const client = await clientFor(app, binding)
+          const client = await streamingClient(app, binding)
           const task = await newTask(app)
           const events = client.resubscribeTask({ id: task.id } as never)[Symbol.asyncIterator]()
           const first = (await events.next()).value as { payload: { $case: string; value: { id: string } } }

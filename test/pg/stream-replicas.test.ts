@@ -33,7 +33,7 @@ function percentile(values: readonly number[], p: number): number {
 describe.skipIf(!PG_URL)(pgSuiteName('A2A v1.0 streams across two replicas'), () => {
   let schema: Schema
   let dataDir: string
-  let replicas: ServerProcess[] = []
+  const replicas: ServerProcess[] = []
   const a = (): string => (replicas[0] as ServerProcess).url
   const b = (): string => (replicas[1] as ServerProcess).url
 
