@@ -41,7 +41,8 @@ export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
       const events = repos.a2aV1Events
       const position = await events.position(record.id)
       const contextId = (await repos.a2aV1.contextOf(task.tenantId, record.id)) ?? record.id
-      const artifacts = await repos.a2a.artifacts(record.id)
+      // Artifacts are read only when there are new ones (a progress report reads none).
+      const artifacts = (await events.artifactCount(record.id)) > position.artifacts ? await repos.a2a.artifacts(record.id) : []
       let seq = position.lastSeq
       let logged = position.artifacts
       // Artifacts first: a finishing task's result is part of what its final status reports.
