@@ -3129,7 +3129,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
-                    "text/event-stream": components["schemas"]["A2AV1JsonRpcStreamEvent"];
+                    /**
+                     * @example id: 0
+                     *     data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             401: components["responses"]["A2AV1JsonRpcRefusal"];
@@ -3210,7 +3214,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["A2AV1RestStreamEvent"];
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["A2AV1Error"];
@@ -3453,7 +3464,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["A2AV1RestStreamEvent"];
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["A2AV1Error"];
@@ -3501,7 +3519,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["A2AV1RestStreamEvent"];
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["A2AV1Error"];
