@@ -174,8 +174,8 @@ export interface paths {
         put?: never;
         /**
          * A2A v1.0 JSON-RPC 2.0 binding
-         * @description The JSON-RPC binding of A2A v1.0 (`application/json`): `SendMessage`, `GetTask`, `ListTasks`, `CancelTask`
-         *     and `GetExtendedAgentCard`, over the same A2A tasks as `/a2a/tasks/send` (their receipts and lineage), scoped
+         * @description The JSON-RPC binding of A2A v1.0 (`application/json`): `SendMessage`, `SendStreamingMessage`, `GetTask`,
+         *     `ListTasks`, `CancelTask`, `SubscribeToTask` and `GetExtendedAgentCard`, over the same A2A tasks as `/a2a/tasks/send` (their receipts and lineage), scoped
          *     to the caller's tenant. Like every `POST /a2a/*` it needs an operator token (agents read tasks through the
          *     HTTP+JSON `GET` operations). Every answer about the request is HTTP 200 with a JSON-RPC response:
          *     `-32700` for a body that is not JSON, `-32600` for an envelope that is not a JSON-RPC 2.0 request, `-32601`
@@ -240,6 +240,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2a/v1/message:stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 SendStreamingMessage (HTTP+JSON, SSE)
+         * @description SendMessage answered as a Server-Sent Events stream (`text/event-stream`): the task is created (or continued)
+         *     as by `message:send`, then the stream carries the Task first and then its `statusUpdate` and `artifactUpdate`
+         *     events as a worker moves the linked Bernstein task through the lifecycle API, and ends after a terminal status.
+         *     Each event's `data:` is one bare StreamResponse and its `id:` the event's number in the task's log, which
+         *     `SubscribeToTask` resumes from (`Last-Event-ID`). Comments (`: keep-alive`) are sent every
+         *     `BERNSTEIN_A2A_STREAM_KEEPALIVE_MS`. Errors found before the stream starts are the usual `google.rpc.Status`
+         *     answers; a stream is not cut by the request deadline and does not count as a write in flight once started
+         *     (see docs/a2a-v1-streaming.md).
+         */
+        post: operations["a2aV1SendStreamingMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/a2a/v1/tasks": {
         parameters: {
             query?: never;
@@ -298,6 +325,36 @@ export interface paths {
          *     The body is optional.
          */
         post: operations["a2aV1CancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/tasks/{a2a_task_id}:subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 SubscribeToTask (HTTP+JSON, SSE, the proto's GET)
+         * @description The same as the `POST` form (the proto's HTTP rule), for any token of the task's tenant.
+         */
+        get: operations["a2aV1SubscribeToTaskGet"];
+        put?: never;
+        /**
+         * A2A v1.0 SubscribeToTask (HTTP+JSON, SSE)
+         * @description The events of a task that is not finished, as Server-Sent Events: the current Task first, then its
+         *     `statusUpdate` and `artifactUpdate` events, ending after a terminal status. A finished task is
+         *     `UnsupportedOperationError` (400, reason `UNSUPPORTED_OPERATION`). With `Last-Event-ID` (a reconnection), the
+         *     events after that one are sent instead (finished task or not), as long as they are within the retention
+         *     window (`BERNSTEIN_A2A_STREAM_RETENTION_MS`); past it, the current Task comes first again. The spec's text
+         *     says `POST`, its proto's HTTP rule `GET`: both are served. Like every `POST /a2a/*` it needs an operator
+         *     token; the `GET` twin does not.
+         */
+        post: operations["a2aV1SubscribeToTask"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1649,7 +1706,7 @@ export interface components {
             params?: {
                 [key: string]: unknown;
             };
-        } & (unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         A2AV1JsonRpcError: {
             code: number;
             message: string;
@@ -1665,6 +1722,58 @@ export interface components {
         } | {
             error: components["schemas"]["A2AV1JsonRpcError"];
         });
+        A2AV1SubscribeToTaskRequest: {
+            tenant?: string;
+            id?: string;
+        };
+        A2AV1TaskStatusUpdateEvent: {
+            taskId: string;
+            contextId: string;
+            status: components["schemas"]["A2AV1TaskStatus"];
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        A2AV1TaskArtifactUpdateEvent: {
+            taskId: string;
+            contextId: string;
+            artifact: components["schemas"]["A2AV1Artifact"];
+            append?: boolean;
+            lastChunk?: boolean;
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description One event of a stream, exactly one of `task`, `message`, `statusUpdate` or `artifactUpdate`. */
+        A2AV1StreamResponse: {
+            task: components["schemas"]["A2AV1Task"];
+        } | {
+            message: components["schemas"]["A2AV1Message"];
+        } | {
+            statusUpdate: components["schemas"]["A2AV1TaskStatusUpdateEvent"];
+        } | {
+            artifactUpdate: components["schemas"]["A2AV1TaskArtifactUpdateEvent"];
+        };
+        /**
+         * @description One Server-Sent Event of the HTTP+JSON binding (the body of `text/event-stream` is a sequence of them, each
+         *     `id:`, optional `event:` and `data:` lines and a blank line): `data` is a StreamResponse (or, with
+         *     `event: error`, a `google.rpc.Status` for a failure after the stream started), `id` its number in the task's
+         *     log. The stream also carries comment lines (`: keep-alive`).
+         */
+        A2AV1RestStreamEvent: {
+            id?: string;
+            /** @enum {string} */
+            event?: "error";
+            data: unknown;
+        };
+        /**
+         * @description One Server-Sent Event of the JSON-RPC binding (the body of `text/event-stream` is a sequence of them):
+         *     `data` is a JSON-RPC response whose `result` is a StreamResponse, `id` the event's number in the task's log.
+         */
+        A2AV1JsonRpcStreamEvent: {
+            id?: string;
+            data: unknown;
+        };
         CapabilityCardBody: {
             /** @enum {string} */
             schema_version: "1";
@@ -2813,6 +2922,11 @@ export interface components {
          *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
          */
         A2AV1Tenant: string;
+        /**
+         * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+         *     retention window) instead of the current Task.
+         */
+        LastEventId: string;
         /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
         A2AV1TaskId: string;
     };
@@ -3126,6 +3240,11 @@ export interface operations {
                 "A2A-Version"?: components["parameters"]["A2AVersion"];
                 /** @description Extension URIs the client activates, comma-separated (this node requires none). */
                 "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+                /**
+                 * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+                 *     retention window) instead of the current Task.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path?: never;
             cookie?: never;
@@ -3136,13 +3255,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A JSON-RPC response (a result or an error) */
+            /**
+             * @description A JSON-RPC response (a result or an error); for `SendStreamingMessage` and `SubscribeToTask`, a
+             *     Server-Sent Events stream whose every `data:` is a JSON-RPC response with a StreamResponse `result`
+             *     (the Task first, then its events; ending after a terminal status), `id:` the event's number in the
+             *     task's log. Errors found before the stream starts are ordinary JSON-RPC error responses.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
+                    /**
+                     * @example id: 0
+                     *     data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             401: components["responses"]["A2AV1JsonRpcRefusal"];
@@ -3164,6 +3293,11 @@ export interface operations {
                 "A2A-Version"?: components["parameters"]["A2AVersion"];
                 /** @description Extension URIs the client activates, comma-separated (this node requires none). */
                 "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+                /**
+                 * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+                 *     retention window) instead of the current Task.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path?: never;
             cookie?: never;
@@ -3174,13 +3308,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A JSON-RPC response (a result or an error) */
+            /**
+             * @description A JSON-RPC response (a result or an error); for `SendStreamingMessage` and `SubscribeToTask`, a
+             *     Server-Sent Events stream whose every `data:` is a JSON-RPC response with a StreamResponse `result`
+             *     (the Task first, then its events; ending after a terminal status), `id:` the event's number in the
+             *     task's log. Errors found before the stream starts are ordinary JSON-RPC error responses.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["A2AV1JsonRpcResponse"];
+                    /**
+                     * @example id: 0
+                     *     data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             401: components["responses"]["A2AV1JsonRpcRefusal"];
@@ -3221,6 +3365,54 @@ export interface operations {
                 content: {
                     "application/a2a+json": components["schemas"]["A2AV1SendMessageResponse"];
                     "application/json": components["schemas"]["A2AV1SendMessageResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SendStreamingMessage: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1SendMessageRequest"];
+                "application/json": components["schemas"]["A2AV1SendMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The task's events, the Task first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["A2AV1Error"];
@@ -3420,6 +3612,112 @@ export interface operations {
                 content: {
                     "application/a2a+json": components["schemas"]["A2AV1Task"];
                     "application/json": components["schemas"]["A2AV1Task"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SubscribeToTaskGet: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+                /**
+                 * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+                 *     retention window) instead of the current Task.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task's events, the current Task first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SubscribeToTask: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+                /**
+                 * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+                 *     retention window) instead of the current Task.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1SubscribeToTaskRequest"];
+                "application/json": components["schemas"]["A2AV1SubscribeToTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The task's events, the current Task first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["A2AV1Error"];

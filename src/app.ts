@@ -34,6 +34,8 @@ import { loadContract } from './http/openapi-document.js'
 import { BODY_LIMIT_BYTES, lastResortErrorHandler, problemHandler } from './http/problem.js'
 import type { RouteDefinition } from './http/route.js'
 import { operationDispatcher, pairHandlers } from './http/dispatch.js'
+import { EventStreams } from './http/sse.js'
+import { a2aV1StreamRoutes } from './a2a-v1/streaming.handlers.js'
 import { ValidatedBodies } from './http/validated-bodies.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type ServiceDeps, type Services, createServices } from './services.js'
@@ -72,6 +74,8 @@ export interface App {
   readonly metrics: PrometheusMetrics
   /** JSON bodies the response validator passed (null when responses are not validated). */
   readonly validatedBodies: ValidatedBodies | null
+  /** The open Server-Sent Events streams (A2A v1.0 streaming), ended when the node drains. */
+  readonly streams: EventStreams
 }
 
 /**
@@ -114,7 +118,8 @@ export function createApp(deps: AppDeps): App {
     ...healthRoutes(health, contract),
     ...taskRoutes(tasks),
     ...a2aRoutes(a2a),
-    ...a2aV1Routes(services.a2aV1),
+    ...a2aV1Routes(services.a2aV1, services.a2aV1Streams),
+    ...a2aV1StreamRoutes(services.a2aV1Streams),
     ...inboundRoutes(inbound),
     ...lineageRoutes(lineage),
     ...identityRoutes(deps.identity),
@@ -169,6 +174,7 @@ export function createApp(deps: AppDeps): App {
     // The A2A v1.0 operations answer errors in their binding's dialect (their x-error-format).
     formats: { 'a2a-jsonrpc': renderA2AError, 'a2a-rest': renderA2AError },
   })
+  const streams = new EventStreams(logger)
   app.use(
     chain([
       readBodies({
@@ -196,7 +202,7 @@ export function createApp(deps: AppDeps): App {
       // After the validator, which coerces query integers to numbers without checking that they stayed exact.
       rejectInexactQueryIntegers(),
       admission.deadline(problems),
-      operationDispatcher(handlers),
+      operationDispatcher(handlers, streams),
     ]),
   )
   app.use(() => {
@@ -206,5 +212,5 @@ export function createApp(deps: AppDeps): App {
   // Last resort: an error raised while rendering an error (e.g. the response validator refusing an error body)
   // must still end as the contract's 500, never as Express's HTML page with a stack trace.
   app.use(lastResortErrorHandler(logger))
-  return { express: app, services, metrics, validatedBodies }
+  return { express: app, services, metrics, validatedBodies, streams }
 }

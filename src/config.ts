@@ -82,6 +82,19 @@ export interface Config {
   readonly a2aBlockingTimeoutMs: number
   /** Answer A2A v1.0 messages with the built-in conformance agent (for the A2A conformance kit), not external workers. */
   readonly a2aConformanceAgent: boolean
+  /**
+   * A2A v1.0 streams (SSE): the keep-alive comment interval (0: none), the most bytes a stream may hold unsent before
+   * its reader is disconnected, how long events stay resumable with `Last-Event-ID`, and how often a stream reads
+   * its task's event log for events written by another replica.
+   */
+  readonly a2aStreams: {
+    readonly keepAliveMs: number
+    readonly maxBufferBytes: number
+    readonly retentionMs: number
+    readonly pollIntervalMs: number
+    /** A stream is ended cleanly after this long (the client resumes with `Last-Event-ID`); 0: never. */
+    readonly maxDurationMs: number
+  }
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -332,6 +345,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     peerTimeoutMs: bounded(env, 'BERNSTEIN_PEER_TIMEOUT_MS', 30_000, 100, 600_000),
     a2aBlockingTimeoutMs: bounded(env, 'BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS', 30_000, 0, 600_000),
     a2aConformanceAgent: flag(env, 'BERNSTEIN_A2A_CONFORMANCE_AGENT', false),
+    a2aStreams: Object.freeze({
+      keepAliveMs: bounded(env, 'BERNSTEIN_A2A_STREAM_KEEPALIVE_MS', 15_000, 0, 600_000),
+      maxBufferBytes: bounded(env, 'BERNSTEIN_A2A_STREAM_BUFFER_BYTES', 1_048_576, 1024, 268_435_456),
+      retentionMs: bounded(env, 'BERNSTEIN_A2A_STREAM_RETENTION_MS', 600_000, 1000, 604_800_000),
+      pollIntervalMs: bounded(env, 'BERNSTEIN_A2A_STREAM_POLL_MS', 250, 10, 60_000),
+      maxDurationMs: bounded(env, 'BERNSTEIN_A2A_STREAM_MAX_MS', 1_800_000, 0, 86_400_000),
+    }),
     cardPolicies: Object.freeze({
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),

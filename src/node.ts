@@ -158,6 +158,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
         onExecutorError: (error: unknown, taskId: string) =>
           (options.logger ?? silentLogger).error({ err: error, taskId }, 'the A2A v1 conformance agent failed'),
       }),
+      a2aV1Streams: config.a2aStreams,
     })
     const checkpoints = new ChainCheckpoints({
       store,

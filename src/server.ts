@@ -44,6 +44,8 @@ interface DrainState {
 export function markDraining(app: App, drain: DrainState): void {
   drain.closing = true
   app.services.health.markDraining()
+  // Streams end cleanly now (their clients reconnect, with Last-Event-ID, to a replica that is not draining).
+  app.streams.endAll()
 }
 
 const sleep = (ms: number): Promise<void> =>

@@ -2,6 +2,8 @@ import { A2AService } from './a2a/a2a.service.js'
 import { type A2AV1Options, A2AV1Service } from './a2a-v1/a2a-v1.service.js'
 import { TaskEventSource } from './a2a-v1/task-events.js'
 import type { AgentExecutor } from './a2a-v1/executor/agent-executor.js'
+import { type A2AV1StreamOptions, A2AV1Streams, DEFAULT_STREAM_OPTIONS } from './a2a-v1/streaming.js'
+import { StreamEventRecorder } from './a2a-v1/stream-recorder.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
 import type { PartitionScheme } from './lineage/partitions.js'
@@ -41,6 +43,8 @@ export interface ServiceDeps {
   readonly a2aV1Executor?: AgentExecutor
   /** Told when that agent throws (its task is failed). */
   readonly onExecutorError?: (error: unknown, taskId: string) => void
+  /** A2A v1.0 streams: keep-alive, per-stream buffer, retention of the event log, poll interval (defaults otherwise). */
+  readonly a2aV1Streams?: Partial<A2AV1StreamOptions>
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
   /** Readiness: how long one database check answers probes. */
@@ -74,6 +78,8 @@ export interface Services {
   readonly tasks: TaskService
   readonly a2a: A2AService
   readonly a2aV1: A2AV1Service
+  /** SendStreamingMessage and SubscribeToTask over the tasks' event logs. */
+  readonly a2aV1Streams: A2AV1Streams
   /** Wakes whoever waits on a task when it changes (blocking SendMessage; streams next). */
   readonly taskEvents: TaskEventSource
   readonly inbound: InboundService
@@ -92,6 +98,8 @@ export function createServices(deps: ServiceDeps): Services {
   const tasks = new TaskService({ store: deps.store, clock, ids })
   const signatures = deps.peerSignatures ?? {}
   const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
+  // The A2A v1.0 stream log, written after the A2A service has added a finishing task's result artifact.
+  const streamLog = new StreamEventRecorder(clock, deps.a2aV1Streams?.retentionMs ?? DEFAULT_STREAM_OPTIONS.retentionMs)
   const a2a = new A2AService({
     store: deps.store,
     clock,
@@ -99,7 +107,7 @@ export function createServices(deps: ServiceDeps): Services {
     tasks,
     attestor: deps.attestor ?? noAttestation,
     publicBaseUrl: deps.publicBaseUrl,
-    artifactObservers: [audit],
+    artifactObservers: [audit, streamLog],
     // A task delegated by a signed delivery is acted on only with its delegator's signature.
     accessGuard: new DelegatorSignatureGuard({ windowSeconds, targetBase: signatures.targetBase ?? null }, { store: deps.store, clock }),
   })
@@ -108,6 +116,7 @@ export function createServices(deps: ServiceDeps): Services {
   tasks.subscribe(audit)
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
+  tasks.subscribe(streamLog)
   const inboundTrust = deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }
   // Last: it only wakes waiters, who read the task again.
   const taskEvents = new TaskEventSource()
@@ -123,6 +132,13 @@ export function createServices(deps: ServiceDeps): Services {
     ...(deps.a2aV1 && { options: deps.a2aV1 }),
     ...(deps.a2aV1Executor && { executor: deps.a2aV1Executor }),
     ...(deps.onExecutorError && { onExecutorError: deps.onExecutorError }),
+  })
+  const a2aV1Streams = new A2AV1Streams({
+    store: deps.store,
+    clock,
+    v1: a2aV1,
+    events: taskEvents,
+    ...(deps.a2aV1Streams && { options: deps.a2aV1Streams }),
   })
   const gates: InboundGate[] = [
     // First: nothing of the body is believed before its signature by the sender's pinned card key checks out.
@@ -158,7 +174,7 @@ export function createServices(deps: ServiceDeps): Services {
     ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
     ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
   })
-  return { tasks, a2a, a2aV1, taskEvents, inbound, health, audit, lineage, delegation }
+  return { tasks, a2a, a2aV1, a2aV1Streams, taskEvents, inbound, health, audit, lineage, delegation }
 }
 
 /** Requirements that every ranked card meets: used when the operator sets none. */

@@ -13,6 +13,7 @@ export type SendMessageRequest = Schema<'A2AV1SendMessageRequest'>
 export type SendMessageResponse = Schema<'A2AV1SendMessageResponse'>
 export type ListTasksRequest = Schema<'A2AV1ListTasksRequest'>
 export type ListTasksResponse = Schema<'A2AV1ListTasksResponse'>
+export type V1StreamResponse = Schema<'A2AV1StreamResponse'>
 
 /** Keys of a v1 Task's `metadata` that carry what Bernstein adds: the linked task, the receipt and what it attests. */
 export const METADATA_TASK_ID = 'bernstein.task_id'

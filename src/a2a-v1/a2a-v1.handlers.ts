@@ -1,30 +1,21 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Caller } from '../auth/caller.js'
 import type { Schema } from '../contract.js'
-import { AppError } from '../errors.js'
 import { type HttpInput, type RouteDefinition, route } from '../http/route.js'
 import { A2AProtocolError } from './a2a-v1-errors.js'
-import type { A2AV1Caller, A2AV1Service } from './a2a-v1.service.js'
+import type { A2AV1Service } from './a2a-v1.service.js'
 import type { ListTasksRequest, SendMessageRequest } from './a2a-v1-wire.js'
 import { responseContentType } from './media-type.js'
 import { withJsonNames } from './proto-json-names.js'
 import { callerInTenant } from './tenant-scope.js'
 import { assertSupportedVersion } from './version.js'
+import { assertOperator, v1Caller } from './callers.js'
+import type { A2AV1Streams } from './streaming.js'
+import { jsonRpcStream } from './streaming.handlers.js'
 
 type JsonRpcResult = Extract<Schema<'A2AV1JsonRpcResponse'>, { result: unknown }>['result']
 
 const VERSION_QUERY = 'A2A-Version'
-
-function v1Caller(caller: Caller): A2AV1Caller {
-  return { tenantId: caller.tenantId, sender: `a2a-v1:${caller.tokenId ?? caller.role}` }
-}
-
-/** SendMessage and CancelTask change tasks: an operator's, as every `POST /a2a/*` (the contract says so of the REST twins). */
-function assertOperator(caller: Caller, method: string): void {
-  if (caller.role !== 'operator') {
-    throw new AppError('forbidden', `Agent tokens cannot call ${method}, which needs an operator token`, { extra: { required_permission: 'admin:manage' } })
-  }
-}
 
 function checkVersion(headers: IncomingHttpHeaders, query: Readonly<Record<string, unknown>>): void {
   assertSupportedVersion(headers['a2a-version'], query[VERSION_QUERY])
@@ -75,7 +66,7 @@ interface RestInput {
 
 const tenantOf = (params: object): string | undefined => ('a2a_tenant' in params && typeof params.a2a_tenant === 'string' ? params.a2a_tenant : undefined)
 
-export function a2aV1Routes(service: A2AV1Service): RouteDefinition[] {
+export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams): RouteDefinition[] {
   const json = (headers: IncomingHttpHeaders) => ({ 'Content-Type': responseContentType(headers.accept) })
   /** The version check and the tenant of the path, then the operation's answer with its content type. */
   const rest = async <T>(input: RestInput, answer: (caller: Caller) => Promise<T>) => {
@@ -85,11 +76,14 @@ export function a2aV1Routes(service: A2AV1Service): RouteDefinition[] {
   }
   const jsonRpc = async ({ body, caller, headers, query }: Pick<HttpInput<'a2aV1JsonRpc'>, 'body' | 'caller' | 'headers'> & RestInput) => {
     checkVersion(headers, query)
-    const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
-    if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
     const params = withJsonNames((body.params ?? {}) as Record<string, unknown>)
     const tenant = typeof params['tenant'] === 'string' ? params['tenant'] : undefined
-    const result = await method(service, params, callerInTenant(caller, tenant, headers['x-tenant-id']))
+    const scoped = callerInTenant(caller, tenant, headers['x-tenant-id'])
+    const streamed = await jsonRpcStream(streams, { method: body.method, id: body.id ?? null, params }, scoped, headers)
+    if (streamed !== null) return streamed
+    const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
+    if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
+    const result = await method(service, params, scoped)
     return { status: 200 as const, body: { jsonrpc: '2.0' as const, id: body.id ?? null, result }, headers: { 'Content-Type': 'application/json' } }
   }
   return [

@@ -31,34 +31,56 @@ function decode(data: string): StoredV1Artifact | null {
   return null
 }
 
+/** One stored A2A artifact as a v1 artifact update: the artifact (or chunk) and whether it appends to an earlier one. */
+export interface V1ArtifactChunk {
+  readonly artifact: V1Artifact
+  readonly append: boolean
+  readonly lastChunk: boolean
+}
+
 /**
- * The v1 artifacts of an A2A task, in the order they were added. A plain artifact is one text part (its id is its
- * position, stable since artifacts are only appended); a stored v1 artifact is itself, and a chunk with `append`
- * adds its parts to the earlier artifact of the same id.
+ * The A2A artifact at `index` of a task as v1 sees it: a plain artifact is one text part (its id is its position,
+ * stable since artifacts are only appended); a stored v1 artifact is itself, a chunk when it says `append`.
  */
-export function artifactsToWire(a2aTaskId: string, artifacts: readonly A2AArtifact[]): V1Artifact[] {
-  const out: V1Artifact[] = []
-  const byId = new Map<string, number>()
-  artifacts.forEach((artifact, index) => {
-    const stored = artifact.contentType === V1_ARTIFACT_MEDIA_TYPE ? decode(artifact.data) : null
-    if (stored === null) {
-      out.push({ artifactId: `${a2aTaskId}-artifact-${index}`, name: artifact.name, parts: [{ text: artifact.data, mediaType: artifact.contentType }] })
-      return
+export function artifactChunk(a2aTaskId: string, artifact: A2AArtifact, index: number): V1ArtifactChunk {
+  const stored = artifact.contentType === V1_ARTIFACT_MEDIA_TYPE ? decode(artifact.data) : null
+  if (stored === null) {
+    return {
+      artifact: { artifactId: `${a2aTaskId}-artifact-${index}`, name: artifact.name, parts: [{ text: artifact.data, mediaType: artifact.contentType }] },
+      append: false,
+      lastChunk: true,
     }
-    const earlier = stored.append === true ? byId.get(stored.artifactId) : undefined
-    if (earlier !== undefined) {
-      const previous = out[earlier]!
-      out[earlier] = { ...previous, parts: [...previous.parts, ...stored.parts] }
-      return
-    }
-    byId.set(stored.artifactId, out.length)
-    out.push({
+  }
+  return {
+    artifact: {
       artifactId: stored.artifactId,
       ...(stored.name !== undefined && { name: stored.name }),
       ...(stored.description !== undefined && { description: stored.description }),
       parts: [...stored.parts],
       ...(stored.metadata !== undefined && { metadata: { ...stored.metadata } }),
-    })
+    },
+    append: stored.append === true,
+    lastChunk: stored.lastChunk !== false,
+  }
+}
+
+/**
+ * The v1 artifacts of an A2A task, in the order they were added; a chunk with `append` adds its parts to the
+ * earlier artifact of the same id.
+ */
+export function artifactsToWire(a2aTaskId: string, artifacts: readonly A2AArtifact[]): V1Artifact[] {
+  const out: V1Artifact[] = []
+  const byId = new Map<string, number>()
+  artifacts.forEach((stored, index) => {
+    const { artifact, append } = artifactChunk(a2aTaskId, stored, index)
+    const earlier = append ? byId.get(artifact.artifactId) : undefined
+    if (earlier !== undefined) {
+      const previous = out[earlier]!
+      out[earlier] = { ...previous, parts: [...previous.parts, ...artifact.parts] }
+      return
+    }
+    byId.set(artifact.artifactId, out.length)
+    out.push(artifact)
   })
   return out
 }

@@ -64,9 +64,15 @@ export class Admission {
       const lateMs = this.#loopDelay?.recentMaxMs() ?? 0
       if (lateMs > (this.#options.maxEventLoopDelayMs ?? 0) && this.#loopDelay !== null && mayRefuse(res)) throw unavailable('Server is overloaded')
       this.#writesInFlight++
-      res.once('close', () => {
+      let counted = true
+      // Once per write: at its end, or earlier when it turns into a stream (src/http/sse.ts), which is no write in flight.
+      const release = (): void => {
+        if (!counted) return
+        counted = false
         this.#writesInFlight--
-      })
+      }
+      res.locals['releaseWrite'] = release
+      res.once('close', release)
       next()
     }
   }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express'
 import { API_PREFIX, type OperationIndex } from './operation-index.js'
 import { type RouteDefinition, writeReply } from './route.js'
+import type { EventStreams } from './sse.js'
 import type { ValidatedBodies } from './validated-bodies.js'
 
 /** What express-openapi-validator leaves on a request it matched to an operation of the contract. */
@@ -60,9 +61,9 @@ export function pairHandlers(operations: OperationIndex, routes: readonly RouteD
  * of Express walking a route layer per documented path. A request the validator did not match (it has already
  * answered 404/405 for the paths it manages) falls through to the next middleware. Replies are written by
  * {@link writeReply}, with `validated` remembering the JSON bodies of reads the response validator passed (null
- * when responses are not validated).
+ * when responses are not validated); Server-Sent Events streams are written by `streams`.
  */
-export function operationDispatcher(targets: ReadonlyMap<string, Target>): RequestHandler {
+export function operationDispatcher(targets: ReadonlyMap<string, Target>, streams?: EventStreams): RequestHandler {
   return async (req, res, next) => {
     const matched = (req as ValidatedRequest).openapi
     if (matched?.openApiRoute === undefined) return next()
@@ -80,6 +81,6 @@ export function operationDispatcher(targets: ReadonlyMap<string, Target>): Reque
       throw error
     }
     if (res.locals['deadlinePassed'] === true) return
-    writeReply(res, reply, operation, target.validated)
+    writeReply(res, reply, operation, target.validated, streams)
   }
 }

@@ -4,6 +4,7 @@ import type { JsonBody, OperationId, OperationResult, PathParams, QueryParams } 
 import type { Caller } from '../auth/caller.js'
 import type { ReceivedRequest } from '../crypto/peer-http-signature.js'
 import { signedBodyOf } from './signed-body.js'
+import type { EventStreams, StreamReply } from './sse.js'
 import type { ValidatedBodies } from './validated-bodies.js'
 
 /** What a handler sees: contract types in, the caller, nothing of Express. */
@@ -32,10 +33,11 @@ export interface RawReply<Status extends number = number> {
   readonly headers?: Readonly<Record<string, string>>
 }
 
-export type Reply<Id extends OperationId> = OperationResult<Id> | RawReply<OperationResult<Id>['status']>
+/** What a handler answers: a body of its operation, raw bytes, or a Server-Sent Events stream (`text/event-stream`). */
+export type Reply<Id extends OperationId> = OperationResult<Id> | RawReply<OperationResult<Id>['status']> | StreamReply
 
 /** What any route's handler answers (each route's own {@link Reply} type, erased for the dispatcher). */
-export type AnyReply = RawReply | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+export type AnyReply = RawReply | StreamReply | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
 
 export interface RouteDefinition {
   readonly operationId: OperationId
@@ -87,9 +89,15 @@ export function route<Id extends OperationId>(
 /**
  * Writes a reply. A JSON body goes through `res.json`, where the response validator checks it; with `validated`,
  * bytes identical to a body it passed before for the same operation and status are sent as they are, and bodies
- * it passes now are remembered. `operation` names the matched operation (`GET /a2a/tasks/{a2a_task_id}`).
+ * it passes now are remembered. `operation` names the matched operation (`GET /a2a/tasks/{a2a_task_id}`). A stream
+ * is handed to `streams`, which writes it (no response validation: its events are not one JSON body).
  */
-export function writeReply(res: Response, reply: AnyReply, operation: string, validated: ValidatedBodies | null): void {
+export function writeReply(res: Response, reply: AnyReply, operation: string, validated: ValidatedBodies | null, streams?: EventStreams): void {
+  if ('stream' in reply) {
+    if (streams === undefined) throw new Error(`${operation} answered a stream, but this app writes none`)
+    streams.write(res, reply.stream, operation)
+    return
+  }
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value)
   res.status(reply.status)
   if ('raw' in reply) {

@@ -69,6 +69,16 @@ export interface A2AV1MessageTable {
   created_at: number
 }
 
+export interface A2AV1StreamEventTable {
+  a2a_task_id: string
+  seq: number
+  kind: string
+  state: string
+  artifacts: number
+  body: string
+  created_at: number
+}
+
 export interface A2AMessageTable {
   id: string
   tenant_id: string
@@ -201,6 +211,7 @@ export interface Database {
   a2a_messages: A2AMessageTable
   a2a_v1_tasks: A2AV1TaskTable
   a2a_v1_messages: A2AV1MessageTable
+  a2a_v1_stream_events: A2AV1StreamEventTable
   federated_inbound: FederatedInboundTable
   peers: PeerTable
 }

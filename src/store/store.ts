@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { A2AV1Repository } from './a2a-v1.repository.js'
+import { A2AV1StreamEventRepository } from './a2a-v1-stream-events.repository.js'
 import { ChainHeadCache, type ChainLockClock, ChainRepository } from './chain.repository.js'
 import { CheckpointRepository } from './checkpoint.repository.js'
 import { DocumentRepository } from './document.repository.js'
@@ -23,6 +24,7 @@ export interface Repositories {
   readonly tasks: TaskRepository
   readonly a2a: A2ARepository
   readonly a2aV1: A2AV1Repository
+  readonly a2aV1Events: A2AV1StreamEventRepository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
   readonly checkpoints: CheckpointRepository
@@ -56,6 +58,7 @@ export class Store {
       tasks: new TaskRepository(db, engine),
       a2a: new A2ARepository(db, engine),
       a2aV1: new A2AV1Repository(db, engine),
+      a2aV1Events: new A2AV1StreamEventRepository(db, engine),
       tokens: new TokenRepository(db, engine),
       chains: new ChainRepository(db, engine, heads, clock),
       checkpoints: new CheckpointRepository(db, engine),

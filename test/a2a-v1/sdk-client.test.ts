@@ -4,46 +4,12 @@
  * drives the linked Bernstein tasks through the lifecycle API.
  */
 import { verifyAgentCardSignature } from '@a2a-js/sdk'
-import { ClientFactory, type Client, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import type { Client } from '@a2a-js/sdk/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
+import { BINDINGS, clientFor, messagesMade, userMessage } from '../helpers/a2a-sdk.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
-type Binding = (typeof BINDINGS)[number]
-
-/** A fetch that authenticates as `token` (and scopes to `tenant`), as a deployment's client would. */
-function authenticatedFetch(token: string, tenant?: string): typeof fetch {
-  return (input, init) => {
-    const headers = new Headers(init?.headers)
-    headers.set('authorization', `Bearer ${token}`)
-    if (tenant !== undefined) headers.set('x-tenant-id', tenant)
-    return fetch(input, { ...init, headers })
-  }
-}
-
-/**
- * A client of the node's card over one binding. The card names the node by its public URL (`http://bernstein.test`
- * in tests), so the interfaces are pointed at the loopback address the test node listens on.
- */
-async function clientFor(app: TestApp, binding: Binding, token = OPERATOR_TOKEN, tenant?: string): Promise<Client> {
-  const card = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })).json as {
-    supportedInterfaces: { url: string; protocolBinding: string }[]
-  }
-  const local = {
-    ...card,
-    supportedInterfaces: card.supportedInterfaces
-      .filter((i) => i.protocolBinding === binding)
-      .map((i) => ({ ...i, url: i.url.replace('http://bernstein.test', app.url) })),
-  }
-  const fetchImpl = authenticatedFetch(token, tenant)
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-  })
-  return factory.createFromAgentCard(local as never)
-}
-
-let seq = 0
 /** A ListTasksRequest with every field at its default (ts-proto requires them all). */
 const LIST = {
   tenant: '',
@@ -55,18 +21,6 @@ const LIST = {
   statusTimestampAfter: undefined,
   includeArtifacts: undefined,
 }
-const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
-  messageId: `m-${++seq}-${Date.now()}`,
-  role: 1 /* ROLE_USER */,
-  parts: [{ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: '' }],
-  contextId: '',
-  taskId: '',
-  extensions: [],
-  referenceTaskIds: [],
-  metadata: undefined,
-  ...extra,
-})
-
 /** The SDK's request types are ts-proto shapes with every field present; tests give the fields they mean. */
 const sendMessage = (client: Client, params: Record<string, unknown>) => client.sendMessage(params as never)
 
@@ -108,7 +62,7 @@ for (const engine of testEngines()) {
 
         it('blocks until a worker completes the task through the lifecycle API', async () => {
           const client = await clientFor(app, binding)
-          const role = `v1-${binding === 'JSONRPC' ? 'rpc' : 'rest'}-${seq}`
+          const role = `v1-${binding === 'JSONRPC' ? 'rpc' : 'rest'}-${messagesMade()}`
           const sending = sendMessage(client, { message: userMessage('please work') as never, metadata: { 'bernstein.role': role } as never })
           // The worker: claim the linked task (it exists once the send's transaction committed), then complete it.
           let claimed: { id: string } | undefined

@@ -95,6 +95,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     issuer: profile.issuer,
     identity: new NodeIdentity(store, keys, profile, clock, metrics),
     ...(options.attest !== false && { attestor: new ReceiptAttestor({ key: keys.receipt, masterKey: TEST_AUDIT_KEY, clock, ...(metrics && { metrics }) }) }),
+    // Streams end after 100 ms unless a test says otherwise: suites that read every operation's whole answer get one.
+    a2aV1Streams: { maxDurationMs: 100 },
     ...options,
     store,
     resolveToken,

@@ -239,6 +239,18 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
       return ownTenant
         ? { status: 200, check: (j) => expect(j).toMatchObject({ id: w.a2aA.id, status: { state: 'TASK_STATE_CANCELED' } }), writes: 'A' }
         : v1Missing
+    // A2A v1.0 streams: the first event of the stream (which ends at the test app's stream time limit).
+    case 'POST /a2a/v1/message:stream':
+      return { status: 200, check: (_j, text) => v1Sent(firstEvent(text)), writes: ownTenant ? 'A' : 'B' }
+    case 'POST /a2a/v1/tasks/{a2a_task_id}:subscribe':
+    case 'GET /a2a/v1/tasks/{a2a_task_id}:subscribe':
+      return ownTenant
+        ? {
+            status: 200,
+            check: (_j, text) => expect(firstEvent(text)).toMatchObject({ task: { id: w.a2aA.id, status: { state: 'TASK_STATE_SUBMITTED' } } }),
+            writes: null,
+          }
+        : v1Missing
     case 'GET /a2a/v1/extendedAgentCard':
       return { status: 200, check: (j) => expect(j).toMatchObject({ supportedInterfaces: expect.any(Array) }), writes: null }
     case 'POST /a2a/v0/tasks':
@@ -278,6 +290,13 @@ function authorisedExpectation(op: Operation, who: Who, w: World): Expectation {
   }
   // Operator-only reads (lineage, ...) and operations added to the document later: served, and a read writes nothing.
   return { status: served, writes: op.method === 'GET' ? null : ownTenant ? 'A?' : 'B?' }
+}
+
+/** The StreamResponse of the first event of a Server-Sent Events body. */
+function firstEvent(text: string): unknown {
+  const line = text.split('\n').find((l) => l.startsWith('data: '))
+  expect(line, `an event in ${text.slice(0, 200)}`).toBeDefined()
+  return JSON.parse((line as string).slice('data: '.length))
 }
 
 /** A 403 in the operation's own error format (refused before its body is read: a JSON-RPC id of null). */
@@ -327,9 +346,9 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
     // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC (at /a2a/v1 and /a2a/v1/), SendMessage and
-    // CancelTask (each also under /{tenant}/).
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(14)
-    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(12)
+    // CancelTask (each also under /{tenant}/), SendStreamingMessage and the POST SubscribeToTask.
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(16)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(15)
   })
 
   for (const op of OPERATIONS) {

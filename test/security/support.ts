@@ -257,6 +257,8 @@ const KNOWN_BODIES = new Set([
   'POST /a2a/v1/',
   'POST /a2a/v1/{a2a_tenant}/message:send',
   'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel',
+  'POST /a2a/v1/message:stream',
+  'POST /a2a/v1/tasks/{a2a_task_id}:subscribe',
   ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
 ])
 
@@ -304,6 +306,11 @@ export function validBody(op: Operation, world: World): unknown {
     case 'POST /a2a/v1/tasks/{a2a_task_id}:cancel':
     case 'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel':
       return { metadata: { reason: 'no longer needed' } }
+    // A2A v1.0 streams (they end at the test app's stream time limit).
+    case 'POST /a2a/v1/message:stream':
+      return v1SendParams(t)
+    case 'POST /a2a/v1/tasks/{a2a_task_id}:subscribe':
+      return {}
   }
   // An operation added to the document after these templates: an empty object still exercises auth and tenancy.
   return op.hasBody ? {} : undefined

@@ -1,0 +1,75 @@
+import type { ArtifactObserver } from '../a2a/a2a.service.js'
+import { TASK_STATE_OF } from '../a2a/a2a-status.js'
+import type { Clock } from '../runtime.js'
+import type { Repositories } from '../store/store.js'
+import type { Task } from '../tasks/task.js'
+import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
+import { type V1StreamResponse, isoTime } from './a2a-v1-wire.js'
+import { artifactChunk } from './v1-artifacts.js'
+
+/** The state a task's stream starts from: a new task is submitted, and its first change is the first event. */
+const INITIAL_STATE = 'TASK_STATE_SUBMITTED'
+
+/**
+ * Writes the stream log of A2A v1.0 tasks (`a2a_v1_stream_events`): told of every change of a Bernstein task and
+ * of every artifact attached to an A2A task, inside that transaction (under the linked task's row lock, which
+ * orders them), it brings the log of each A2A task linked to it up to date: an `artifactUpdate` per artifact not
+ * yet logged, then a `statusUpdate` when the v1 state differs from the last one logged. The log commits with the
+ * change, so every stream, on every replica, reads the same events in the same order. Events older than the
+ * retention window are dropped from a task's log at its next change.
+ */
+export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
+  readonly #clock: Clock
+  readonly #retentionMs: number
+
+  constructor(clock: Clock, retentionMs: number) {
+    this.#clock = clock
+    this.#retentionMs = retentionMs
+  }
+
+  onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
+    return this.#record(repos, change.after)
+  }
+
+  onArtifact(repos: Repositories, task: Task): Promise<void> {
+    return this.#record(repos, task)
+  }
+
+  async #record(repos: Repositories, task: Task): Promise<void> {
+    const records = await repos.a2a.findByBernsteinTask(task.tenantId, task.id)
+    const now = this.#clock.now()
+    for (const record of records) {
+      const events = repos.a2aV1Events
+      const position = await events.position(record.id)
+      const contextId = (await repos.a2aV1.contextOf(task.tenantId, record.id)) ?? record.id
+      // Artifacts are read only when there are new ones (a progress report reads none).
+      const artifacts = (await events.artifactCount(record.id)) > position.artifacts ? await repos.a2a.artifacts(record.id) : []
+      let seq = position.lastSeq
+      let logged = position.artifacts
+      // Artifacts first: a finishing task's result is part of what its final status reports.
+      const previousState = position.lastState ?? INITIAL_STATE
+      for (; logged < artifacts.length; ) {
+        const artifact = artifacts[logged] as (typeof artifacts)[number]
+        const body: V1StreamResponse = {
+          artifactUpdate: { taskId: record.id, contextId, ...artifactChunk(record.id, artifact, logged) },
+        }
+        logged++
+        await events.append({
+          a2aTaskId: record.id,
+          seq: ++seq,
+          kind: 'artifact',
+          state: previousState,
+          artifacts: logged,
+          body: JSON.stringify(body),
+          createdAt: now,
+        })
+      }
+      const state = TASK_STATE_OF[task.status]
+      if (state !== previousState) {
+        const body: V1StreamResponse = { statusUpdate: { taskId: record.id, contextId, status: { state, timestamp: isoTime(task.updatedAt) } } }
+        await events.append({ a2aTaskId: record.id, seq: ++seq, kind: 'status', state, artifacts: logged, body: JSON.stringify(body), createdAt: now })
+      }
+      if (seq !== position.lastSeq) await events.prune(record.id, now - this.#retentionMs / 1000, seq)
+    }
+  }
+}

@@ -1,0 +1,22 @@
+/** One event of a task's stream log: a status or an artifact update, as StreamResponse JSON, numbered per task. */
+export interface A2AV1StreamEventRow {
+  readonly a2aTaskId: string
+  readonly seq: number
+  readonly kind: 'status' | 'artifact'
+  /** The task's `TASK_STATE_*` after the event. */
+  readonly state: string
+  /** How many artifact events the log holds up to this one. */
+  readonly artifacts: number
+  readonly body: string
+  /** Unix seconds. */
+  readonly createdAt: number
+}
+
+/** Where a task's stream log stands. */
+export interface A2AV1StreamPosition {
+  readonly lastSeq: number
+  /** The state after the last event; null before the first. */
+  readonly lastState: string | null
+  /** How many artifact events were recorded (artifacts are only appended, so the next one's index). */
+  readonly artifacts: number
+}
