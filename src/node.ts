@@ -148,6 +148,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
         retry: { ...DEFAULT_RETRY_POLICY, timeoutMs: config.peerTimeoutMs, maxAnswerBytes: config.peerMaxAnswerBytes },
       },
       a2aV1: { blockingTimeoutMs: config.a2aBlockingTimeoutMs },
+      a2aV1Push: config.a2aPush,
     })
     return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, close: () => store.close() }
   } catch (error) {

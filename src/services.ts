@@ -1,6 +1,10 @@
 import { A2AService } from './a2a/a2a.service.js'
 import { type A2AV1Options, A2AV1Service } from './a2a-v1/a2a-v1.service.js'
 import { TaskEventSource } from './a2a-v1/task-events.js'
+import { PushConfigService } from './a2a-v1/push/push-configs.js'
+import { type PushDeliveryOptions, PushDeliveryWorker } from './a2a-v1/push/push-delivery.js'
+import { PushOutbox } from './a2a-v1/push/push-outbox.js'
+import { PushTargetGuard, type ResolveHost } from './a2a-v1/push/push-target-guard.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
 import { LineageService } from './lineage/lineage.service.js'
@@ -34,6 +38,15 @@ export interface ServiceDeps {
   readonly inboundGates?: readonly InboundGate[]
   /** A2A v1.0: the blocking bound of SendMessage and the role of new linked tasks (defaults otherwise). */
   readonly a2aV1?: Partial<A2AV1Options>
+  /**
+   * A2A v1.0 push notifications: targets allowed although internal (addresses, CIDRs, host names), delivery timing,
+   * and the injected `fetch` and resolver (defaults: the global fetch, the system resolver, no allowed targets).
+   */
+  readonly a2aV1Push?: Partial<PushDeliveryOptions> & {
+    readonly allowedTargets?: readonly string[]
+    readonly fetch?: typeof globalThis.fetch
+    readonly resolveHost?: ResolveHost
+  }
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
   /** Readiness: how long one database check answers probes. */
@@ -67,6 +80,10 @@ export interface Services {
   readonly a2aV1: A2AV1Service
   /** Wakes whoever waits on a task when it changes (blocking SendMessage; streams next). */
   readonly taskEvents: TaskEventSource
+  /** A2A v1.0 push notification configs (the four operations). */
+  readonly a2aV1PushConfigs: PushConfigService
+  /** Delivers push notifications from the outbox; `startServer` starts its loop. */
+  readonly a2aV1PushDelivery: PushDeliveryWorker
   readonly inbound: InboundService
   readonly health: HealthService
   readonly audit: AuditTrail
@@ -81,6 +98,21 @@ export function createServices(deps: ServiceDeps): Services {
   const audit = new AuditTrail({ key: deps.auditKey, clock })
   const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
   const tasks = new TaskService({ store: deps.store, clock, ids })
+  const push = deps.a2aV1Push ?? {}
+  const pushGuard = new PushTargetGuard(push.allowedTargets ?? [], push.resolveHost)
+  const pushSigner = deps.identity.pushSigner()
+  const pushDelivery = new PushDeliveryWorker({
+    store: deps.store,
+    clock,
+    ids,
+    guard: pushGuard,
+    fetch: push.fetch ?? globalThis.fetch,
+    signer: () => pushSigner,
+    issuer: deps.publicBaseUrl,
+    jwksUrl: pushSigner.jwksUrl,
+    options: push,
+  })
+  const pushOutbox = new PushOutbox({ clock, ids, wake: () => pushDelivery.wake() })
   const a2a = new A2AService({
     store: deps.store,
     clock,
@@ -88,13 +120,15 @@ export function createServices(deps: ServiceDeps): Services {
     tasks,
     attestor: deps.attestor ?? noAttestation,
     publicBaseUrl: deps.publicBaseUrl,
-    artifactObservers: [audit],
+    artifactObservers: [audit, pushOutbox],
   })
   // Told inside each task change's transaction, in this order: the audit trail, any extra observers, then the A2A
   // service (which adds the result artifact of a finished linked task and attests it).
   tasks.subscribe(audit)
   for (const observer of deps.taskObservers ?? []) tasks.subscribe(observer)
   tasks.subscribe(a2a)
+  // After the A2A service: the result artifact it adds is reported before the terminal status.
+  tasks.subscribe(pushOutbox)
   const inboundTrust = deps.inboundTrust ?? { trustedPeerFingerprints: [], requirements: OPEN_REQUIREMENTS, strictLineage: false }
   const signatures = deps.peerSignatures ?? {}
   const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
@@ -145,7 +179,8 @@ export function createServices(deps: ServiceDeps): Services {
     ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
     ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
   })
-  return { tasks, a2a, a2aV1, taskEvents, inbound, health, audit, lineage, delegation }
+  const a2aV1PushConfigs = new PushConfigService({ store: deps.store, clock, ids, guard: pushGuard })
+  return { tasks, a2a, a2aV1, taskEvents, a2aV1PushConfigs, a2aV1PushDelivery: pushDelivery, inbound, health, audit, lineage, delegation }
 }
 
 /** Requirements that every ranked card meets: used when the operator sets none. */

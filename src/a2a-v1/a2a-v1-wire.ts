@@ -29,7 +29,7 @@ export function messageText(message: V1Message): string {
   return texts.length > 0 ? texts.join('\n') : '(a message without text parts)'
 }
 
-function artifactToWire(a2aTaskId: string, artifact: A2AArtifact, index: number): V1Artifact {
+export function artifactToWire(a2aTaskId: string, artifact: A2AArtifact, index: number): V1Artifact {
   // Artifacts are only ever appended, so the position is a stable id.
   return { artifactId: `${a2aTaskId}-artifact-${index}`, name: artifact.name, parts: [{ text: artifact.data, mediaType: artifact.contentType }] }
 }

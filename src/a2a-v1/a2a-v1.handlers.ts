@@ -24,12 +24,15 @@ function assertOperator(caller: Caller, method: string): void {
   }
 }
 
-function checkVersion(headers: IncomingHttpHeaders, query: Readonly<Record<string, unknown>>): void {
+export function checkVersion(headers: IncomingHttpHeaders, query: Readonly<Record<string, unknown>>): void {
   assertSupportedVersion(headers['a2a-version'], query[VERSION_QUERY])
 }
 
 /** The JSON-RPC methods: params as the contract checked them, the caller, the service's answer. */
 type Method = (service: A2AV1Service, params: Record<string, unknown>, caller: Caller) => Promise<JsonRpcResult>
+
+/** A JSON-RPC method served by another part of the v1 surface (push notification configs). */
+export type JsonRpcMethod = (params: Record<string, unknown>, caller: Caller) => Promise<JsonRpcResult>
 
 const METHODS: Readonly<Record<string, Method>> = {
   SendMessage: async (service, params, caller) => {
@@ -63,14 +66,16 @@ function listRequest(query: Readonly<Record<string, unknown>>): ListTasksRequest
   }
 }
 
-export function a2aV1Routes(service: A2AV1Service): RouteDefinition[] {
+export function a2aV1Routes(service: A2AV1Service, moreMethods: Readonly<Record<string, JsonRpcMethod>> = {}): RouteDefinition[] {
   const json = (headers: IncomingHttpHeaders) => ({ 'Content-Type': responseContentType(headers.accept) })
   return [
     route('a2aV1JsonRpc', 'post', '/a2a/v1', async ({ body, caller, headers, query }) => {
       checkVersion(headers, query)
+      const params = (body.params ?? {}) as Record<string, unknown>
       const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
-      if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
-      const result = await method(service, (body.params ?? {}) as Record<string, unknown>, caller)
+      const more = Object.hasOwn(moreMethods, body.method) ? moreMethods[body.method] : undefined
+      if (method === undefined && more === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
+      const result = method !== undefined ? await method(service, params, caller) : await more!(params, caller)
       return { status: 200, body: { jsonrpc: '2.0' as const, id: body.id ?? null, result }, headers: { 'Content-Type': 'application/json' } }
     }),
     route('a2aV1SendMessage', 'post', '/a2a/v1/message:send', async ({ body, caller, headers, query }) => {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { A2AV1Repository } from './a2a-v1.repository.js'
+import { A2AV1PushRepository } from './a2a-v1-push.repository.js'
 import { ChainRepository } from './chain.repository.js'
 import { DocumentRepository } from './document.repository.js'
 import { FederationRepository } from './federation.repository.js'
@@ -22,6 +23,7 @@ export interface Repositories {
   readonly tasks: TaskRepository
   readonly a2a: A2ARepository
   readonly a2aV1: A2AV1Repository
+  readonly a2aV1Push: A2AV1PushRepository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
   readonly documents: DocumentRepository
@@ -51,6 +53,7 @@ export class Store {
       tasks: new TaskRepository(db, engine),
       a2a: new A2ARepository(db, engine),
       a2aV1: new A2AV1Repository(db, engine),
+      a2aV1Push: new A2AV1PushRepository(db, engine),
       tokens: new TokenRepository(db, engine),
       chains: new ChainRepository(db, engine),
       documents: new DocumentRepository(db, engine),

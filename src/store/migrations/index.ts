@@ -9,6 +9,7 @@ import { inboundSenderKey } from './2026-11-30-006-inbound-sender-key.js'
 import { rowCounts } from './2026-12-02-007-row-counts.js'
 import { peerSignatures } from './2026-12-02-008-peer-signatures.js'
 import { a2aV1 } from './2026-12-02-010-a2a-v1.js'
+import { a2aV1Push } from './2026-12-02-012-a2a-v1-push.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -24,6 +25,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '2026-12-02-007-row-counts': rowCounts(engine),
         '2026-12-02-008-peer-signatures': peerSignatures,
         '2026-12-02-010-a2a-v1': a2aV1(engine),
+        '2026-12-02-012-a2a-v1-push': a2aV1Push(engine),
       }
     },
   }
