@@ -4,44 +4,11 @@
  * drives the linked Bernstein tasks through the lifecycle API.
  */
 import { verifyAgentCardSignature } from '@a2a-js/sdk'
-import { ClientFactory, type Client, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import type { Client } from '@a2a-js/sdk/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
+import { BINDINGS, clientFor } from '../helpers/a2a-sdk.js'
 import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
-
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
-type Binding = (typeof BINDINGS)[number]
-
-/** A fetch that authenticates as `token` (and scopes to `tenant`), as a deployment's client would. */
-function authenticatedFetch(token: string, tenant?: string): typeof fetch {
-  return (input, init) => {
-    const headers = new Headers(init?.headers)
-    headers.set('authorization', `Bearer ${token}`)
-    if (tenant !== undefined) headers.set('x-tenant-id', tenant)
-    return fetch(input, { ...init, headers })
-  }
-}
-
-/**
- * A client of the node's card over one binding. The card names the node by its public URL (`http://bernstein.test`
- * in tests), so the interfaces are pointed at the loopback address the test node listens on.
- */
-async function clientFor(app: TestApp, binding: Binding, token = OPERATOR_TOKEN, tenant?: string): Promise<Client> {
-  const card = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })).json as {
-    supportedInterfaces: { url: string; protocolBinding: string }[]
-  }
-  const local = {
-    ...card,
-    supportedInterfaces: card.supportedInterfaces
-      .filter((i) => i.protocolBinding === binding)
-      .map((i) => ({ ...i, url: i.url.replace('http://bernstein.test', app.url) })),
-  }
-  const fetchImpl = authenticatedFetch(token, tenant)
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-  })
-  return factory.createFromAgentCard(local as never)
-}
 
 let seq = 0
 /** A ListTasksRequest with every field at its default (ts-proto requires them all). */
