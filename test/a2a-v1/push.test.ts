@@ -69,6 +69,15 @@ async function complete(app: TestApp, linked: string, summary: string, tenant = 
   expect(res.status).toBe(200)
 }
 
+/** The task's deliveries once `n` exist and none is pending, passes of the worker run in between (no sleeping). */
+async function settled(app: TestApp, a2aTaskId: string, n: number) {
+  for (;;) {
+    const deliveries = await app.store.repos.a2aV1Push.deliveriesOf('default', a2aTaskId)
+    if (deliveries.length === n && deliveries.every((d) => d.status !== 'pending')) return deliveries
+    await app.app.services.a2aV1PushDelivery.runDue()
+  }
+}
+
 for (const engine of testEngines()) {
   describe(`A2A v1.0 push notifications (${engine})`, () => {
     let app: TestApp
@@ -249,9 +258,10 @@ for (const engine of testEngines()) {
       if (host === 'localhost') return [{ address: '127.0.0.1' }, { address: '::1' }]
       throw new Error('ENOTFOUND')
     }
-    const fetched: string[] = []
-    const fetchSpy: typeof fetch = async (input) => {
-      fetched.push(String(input))
+    const fetched: { url: string; redirect: RequestInit['redirect'] }[] = []
+    const fetchSpy: typeof fetch = async (input, init) => {
+      fetched.push({ url: String(input), redirect: init?.redirect })
+      if (String(input).startsWith('https://public.test/moved')) return new Response(null, { status: 302, headers: { location: 'http://127.0.0.1/' } })
       return new Response('ok', { status: 200 })
     }
     beforeAll(async () => {
@@ -288,28 +298,33 @@ for (const engine of testEngines()) {
       const created = await rpc(app, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'http://rebind.test/hook' })
       expect(created.error).toBeUndefined()
       await complete(app, task.linked, 'done')
-      // Event-driven: the worker is woken by the change; read until both deliveries are settled.
-      let deliveries = await app.store.repos.a2aV1Push.deliveriesOf('default', task.id)
-      while (deliveries.length !== 2 || deliveries.some((d) => d.status === 'pending')) {
-        await app.app.services.a2aV1PushDelivery.runDue()
-        deliveries = await app.store.repos.a2aV1Push.deliveriesOf('default', task.id)
-      }
+      const deliveries = await settled(app, task.id, 2)
       expect(deliveries.map((d) => d.status)).toEqual(['failed', 'failed'])
       expect(deliveries[0]?.lastError).toContain('SSRF guard')
-      expect(fetched.filter((u) => u.includes('rebind.test'))).toEqual([])
+      expect(fetched.filter((f) => f.url.includes('rebind.test'))).toEqual([])
     })
 
     it('delivers to a public host through the injected fetch, redirects not followed', async () => {
       const task = await newTask(app)
       expect((await rpc(app, 'CreateTaskPushNotificationConfig', { taskId: task.id, url: 'https://public.test/hook' })).error).toBeUndefined()
       await complete(app, task.linked, 'done')
-      let deliveries = await app.store.repos.a2aV1Push.deliveriesOf('default', task.id)
-      while (deliveries.length !== 2 || deliveries.some((d) => d.status === 'pending')) {
-        await app.app.services.a2aV1PushDelivery.runDue()
-        deliveries = await app.store.repos.a2aV1Push.deliveriesOf('default', task.id)
-      }
+      const deliveries = await settled(app, task.id, 2)
       expect(deliveries.map((d) => d.status)).toEqual(['delivered', 'delivered'])
-      expect(fetched.filter((u) => u === 'https://public.test/hook')).toHaveLength(2)
+      expect(fetched.filter((f) => f.url === 'https://public.test/hook')).toEqual([
+        { url: 'https://public.test/hook', redirect: 'manual' },
+        { url: 'https://public.test/hook', redirect: 'manual' },
+      ])
+      // A receiver that redirects: not followed, and final at once (no retry).
+      const moved = await newTask(app)
+      expect((await rpc(app, 'CreateTaskPushNotificationConfig', { taskId: moved.id, url: 'https://public.test/moved' })).error).toBeUndefined()
+      await complete(app, moved.linked, 'done')
+      const refused = await settled(app, moved.id, 2)
+      expect(refused.map((d) => [d.status, d.attempts])).toEqual([
+        ['failed', 1],
+        ['failed', 1],
+      ])
+      expect(refused[0]?.lastError).toContain('redirects are not followed')
+      expect(fetched.filter((f) => f.url === 'http://127.0.0.1/')).toEqual([])
     })
 
     it.each([

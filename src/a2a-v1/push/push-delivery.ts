@@ -167,6 +167,8 @@ export class PushDeliveryWorker {
     const at = () => this.#deps.clock.now()
     if (!config) return { kind: 'failed', at: at(), error: 'the push notification config was deleted' }
     const target = await this.#deps.guard.check(config.url)
+    // A name that does not resolve now may resolve later (DNS outage): retried. An internal target is final.
+    if (!target.ok && target.code === 'unresolvable') return this.#retry(delivery, target.detail, null)
     if (!target.ok) return { kind: 'failed', at: at(), error: `refused by the SSRF guard: ${target.detail}` }
     const iat = Math.floor(at())
     const signature = await signPushJwt(

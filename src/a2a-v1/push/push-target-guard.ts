@@ -7,7 +7,8 @@
  * @module
  */
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+import { type BlockList, isIP } from 'node:net'
+import { blockListOf, normaliseIp } from '../../net-address.js'
 import { type Result, fail, ok } from '../../result.js'
 
 /** Resolves a host name to its addresses (injected: tests and deployments may pin names). */
@@ -35,24 +36,7 @@ const FORBIDDEN_V4 = [
 /** Unspecified, loopback, NAT64, discard, documentation, unique local (fd00:ec2::254 included), link-local, site-local, multicast. */
 const FORBIDDEN_V6 = ['::/128', '::1/128', '64:ff9b::/96', '100::/64', '2001:db8::/32', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8']
 
-function blockList(cidrs: readonly string[]): BlockList {
-  const list = new BlockList()
-  for (const cidr of cidrs) {
-    const [address = '', bits] = cidr.split('/')
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
-    list.addSubnet(address, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family)
-  }
-  return list
-}
-
-const FORBIDDEN = blockList([...FORBIDDEN_V4, ...FORBIDDEN_V6])
-
-/** `::ffff:10.0.0.1` is 10.0.0.1: checked as IPv4. */
-function normalised(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped?.[1] !== undefined) return { address: mapped[1], family: 'ipv4' }
-  return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' }
-}
+const FORBIDDEN = blockListOf([...FORBIDDEN_V4, ...FORBIDDEN_V6])
 
 /** Whether the operator's allow-list entry is an address or CIDR (else it is a host name). */
 export function isAddressEntry(entry: string): boolean {
@@ -70,7 +54,7 @@ export class PushTargetGuard {
 
   /** `allowed`: addresses, CIDRs and host names the operator allows even when internal. */
   constructor(allowed: readonly string[], resolve: ResolveHost = systemResolveHost) {
-    this.#allowedAddresses = blockList(allowed.filter(isAddressEntry))
+    this.#allowedAddresses = blockListOf(allowed.filter(isAddressEntry))
     this.#allowedHosts = new Set(allowed.filter((e) => !isAddressEntry(e)).map((e) => e.toLowerCase()))
     this.#resolve = resolve
   }
@@ -107,8 +91,9 @@ export class PushTargetGuard {
       }
       if (addresses.length === 0) return fail('unresolvable', `url's host '${host}' does not resolve`)
     }
-    for (const raw of addresses) {
-      const { address, family } = normalised(raw)
+    for (const resolved of addresses) {
+      const address = normaliseIp(resolved)
+      const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
       if (FORBIDDEN.check(address, family) && !this.#allowedAddresses.check(address, family)) {
         return fail(
           'forbidden_address',
