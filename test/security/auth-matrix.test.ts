@@ -129,7 +129,8 @@ function publicExpectation(op: Operation): Expectation {
  */
 function operatorOnly(op: Operation): boolean {
   const p = op.rootPath
-  return (op.method !== 'GET' && p.startsWith('/a2a/')) || nodeWide(op)
+  // Push notification configs carry the receiver's credentials: even reading them is the operator's.
+  return (op.method !== 'GET' && p.startsWith('/a2a/')) || p.includes('/pushNotificationConfigs') || nodeWide(op)
 }
 
 /** About the whole node, not one tenant: the audit chain (every tenant's tasks), federation, metrics, the health summary. */
@@ -316,9 +317,10 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.length).toBeGreaterThanOrEqual(48)
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
-    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC, SendMessage and CancelTask.
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(11)
-    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(6)
+    // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC, SendMessage, CancelTask and
+    // CreateTaskPushNotificationConfig.
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(12)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(10)
   })
 
   for (const op of OPERATIONS) {
