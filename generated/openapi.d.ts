@@ -3409,7 +3409,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "configs": [
+                     *         {
+                     *           "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *           "taskId": "7febbefec6de",
+                     *           "url": "https://hooks.example.com/a2a",
+                     *           "token": "notify-token",
+                     *           "authentication": {
+                     *             "scheme": "Bearer",
+                     *             "credentials": "receiver-secret"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextPageToken": ""
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"];
+                    /**
+                     * @example {
+                     *       "configs": [
+                     *         {
+                     *           "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *           "taskId": "7febbefec6de",
+                     *           "url": "https://hooks.example.com/a2a",
+                     *           "token": "notify-token",
+                     *           "authentication": {
+                     *             "scheme": "Bearer",
+                     *             "credentials": "receiver-secret"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextPageToken": ""
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"];
                 };
             };
@@ -3453,7 +3487,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
                 };
             };
@@ -3495,7 +3553,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
                     "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
                 };
             };
