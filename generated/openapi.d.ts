@@ -175,7 +175,9 @@ export interface paths {
         /**
          * A2A v1.0 JSON-RPC 2.0 binding
          * @description The JSON-RPC binding of A2A v1.0 (`application/json`): `SendMessage`, `SendStreamingMessage`, `GetTask`,
-         *     `ListTasks`, `CancelTask`, `SubscribeToTask` and `GetExtendedAgentCard`, over the same A2A tasks as `/a2a/tasks/send` (their receipts and lineage), scoped
+         *     `ListTasks`, `CancelTask`, `SubscribeToTask` and `GetExtendedAgentCard`, the four push notification config
+         *     methods (`CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig`,
+         *     `ListTaskPushNotificationConfigs`, `DeleteTaskPushNotificationConfig`), over the same A2A tasks as `/a2a/tasks/send` (their receipts and lineage), scoped
          *     to the caller's tenant. Like every `POST /a2a/*` it needs an operator token (agents read tasks through the
          *     HTTP+JSON `GET` operations). Every answer about the request is HTTP 200 with a JSON-RPC response:
          *     `-32700` for a body that is not JSON, `-32600` for an envelope that is not a JSON-RPC 2.0 request, `-32601`
@@ -376,6 +378,62 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 ListTaskPushNotificationConfigs (HTTP+JSON)
+         * @description The task's push notification configs, oldest first, in one page (`nextPageToken` is always empty).
+         */
+        get: operations["a2aV1ListTaskPushNotificationConfigs"];
+        put?: never;
+        /**
+         * A2A v1.0 CreateTaskPushNotificationConfig (HTTP+JSON)
+         * @description Registers a webhook for the task's events (docs/a2a-v1-push.md): from now on every status and artifact update
+         *     of the task is POSTed to `url` as a StreamResponse (`application/a2a+json`), signed by this node (a JWT in
+         *     `A2A-Notification-Signature`, `kid` in the JWKS), with the configured `authentication`
+         *     (`Authorization: {scheme} {credentials}`) and `token` (`X-A2A-Notification-Token`), at least once. Giving the
+         *     `id` of an existing config of the task replaces it. The URL must be `http(s)`, without user info, and must
+         *     not resolve to a loopback, private, link-local or metadata address unless the operator allow-listed it
+         *     (`BERNSTEIN_A2A_PUSH_ALLOWED_TARGETS`): else `INVALID_PARAMS` with `metadata.field = url`. At most 10
+         *     configs per task. Needs an operator token (configs carry the receiver's credentials).
+         */
+        post: operations["a2aV1CreateTaskPushNotificationConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs/{config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 GetTaskPushNotificationConfig (HTTP+JSON)
+         * @description One push notification config of the task; an unknown one is `TASK_NOT_FOUND` (404) with `metadata.configId`.
+         */
+        get: operations["a2aV1GetTaskPushNotificationConfig"];
+        put?: never;
+        post?: never;
+        /**
+         * A2A v1.0 DeleteTaskPushNotificationConfig (HTTP+JSON)
+         * @description Deletes the config and drops its deliveries not yet made. Idempotent: an unknown config id of a task the
+         *     caller sees is 204 as well; an unknown task is `TASK_NOT_FOUND` (404).
+         */
+        delete: operations["a2aV1DeleteTaskPushNotificationConfig"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1673,6 +1731,38 @@ export interface components {
             }[];
             iconUrl?: string;
         };
+        /**
+         * @description A push notification config of a task (A2A v1.0 `TaskPushNotificationConfig`). `id` is chosen by the server
+         *     when absent; `taskId` is required in JSON-RPC params and, when given on HTTP+JSON, must match the path.
+         */
+        A2AV1TaskPushNotificationConfig: {
+            tenant?: string;
+            id?: string;
+            taskId?: string;
+            url: string;
+            token?: string;
+            authentication?: {
+                scheme: string;
+                credentials?: string;
+            };
+        };
+        /** @description The params of GetTaskPushNotificationConfig and DeleteTaskPushNotificationConfig. */
+        A2AV1TaskPushNotificationConfigRequest: {
+            tenant?: string;
+            taskId: string;
+            id: string;
+        };
+        A2AV1ListTaskPushNotificationConfigsRequest: {
+            tenant?: string;
+            taskId: string;
+            pageSize?: number;
+            pageToken?: string;
+        };
+        A2AV1ListTaskPushNotificationConfigsResponse: {
+            configs: components["schemas"]["A2AV1TaskPushNotificationConfig"][];
+            /** @description Always empty (one page). */
+            nextPageToken: string;
+        };
         /** @description A `google.rpc.ErrorInfo` as ProtoJSON `Any`. */
         A2AV1ErrorInfo: {
             /** @constant */
@@ -1706,7 +1796,7 @@ export interface components {
             params?: {
                 [key: string]: unknown;
             };
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         A2AV1JsonRpcError: {
             code: number;
             message: string;
@@ -1718,7 +1808,7 @@ export interface components {
             jsonrpc: "2.0";
             id: components["schemas"]["A2AV1JsonRpcId"];
         } & ({
-            result: components["schemas"]["A2AV1SendMessageResponse"] | components["schemas"]["A2AV1Task"] | components["schemas"]["A2AV1ListTasksResponse"] | components["schemas"]["A2AV1AgentCard"];
+            result: components["schemas"]["A2AV1SendMessageResponse"] | components["schemas"]["A2AV1Task"] | components["schemas"]["A2AV1ListTasksResponse"] | components["schemas"]["A2AV1AgentCard"] | components["schemas"]["A2AV1TaskPushNotificationConfig"] | components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"] | Record<string, never>;
         } | {
             error: components["schemas"]["A2AV1JsonRpcError"];
         });
@@ -2929,6 +3019,8 @@ export interface components {
         LastEventId: string;
         /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
         A2AV1TaskId: string;
+        /** @description The id of a push notification config of the task. */
+        A2AV1PushConfigId: string;
     };
     requestBodies: never;
     headers: never;
@@ -3762,6 +3854,253 @@ export interface operations {
             403: components["responses"]["A2AV1Error"];
             429: components["responses"]["A2AV1Error"];
             500: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1ListTaskPushNotificationConfigs: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+                pageSize?: number;
+                pageToken?: string;
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task's configs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "configs": [
+                     *         {
+                     *           "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *           "taskId": "7febbefec6de",
+                     *           "url": "https://hooks.example.com/a2a",
+                     *           "token": "notify-token",
+                     *           "authentication": {
+                     *             "scheme": "Bearer",
+                     *             "credentials": "receiver-secret"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextPageToken": ""
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"];
+                    /**
+                     * @example {
+                     *       "configs": [
+                     *         {
+                     *           "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *           "taskId": "7febbefec6de",
+                     *           "url": "https://hooks.example.com/a2a",
+                     *           "token": "notify-token",
+                     *           "authentication": {
+                     *             "scheme": "Bearer",
+                     *             "credentials": "receiver-secret"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextPageToken": ""
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1CreateTaskPushNotificationConfig: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+            };
+        };
+        responses: {
+            /** @description The stored config */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1GetTaskPushNotificationConfig: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+                /** @description The id of a push notification config of the task. */
+                config_id: components["parameters"]["A2AV1PushConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The config */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1DeleteTaskPushNotificationConfig: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+                /** @description The id of a push notification config of the task. */
+                config_id: components["parameters"]["A2AV1PushConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (or already absent) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
         };
     };
     a2aV1SendMessageForTenant: {

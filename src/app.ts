@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client'
 import { a2aRoutes } from './a2a/a2a.handlers.js'
 import { a2aV1Routes } from './a2a-v1/a2a-v1.handlers.js'
 import { renderA2AError } from './a2a-v1/a2a-v1-error-render.js'
+import { a2aV1PushRoutes, pushJsonRpcMethods } from './a2a-v1/push/push.handlers.js'
 import { lineageRoutes } from './lineage/lineage.handlers.js'
 import { AppError } from './errors.js'
 import { identityRoutes } from './identity/identity.handlers.js'
@@ -118,8 +119,9 @@ export function createApp(deps: AppDeps): App {
     ...healthRoutes(health, contract),
     ...taskRoutes(tasks),
     ...a2aRoutes(a2a),
-    ...a2aV1Routes(services.a2aV1, services.a2aV1Streams),
+    ...a2aV1Routes(services.a2aV1, services.a2aV1Streams, pushJsonRpcMethods(services.a2aV1PushConfigs)),
     ...a2aV1StreamRoutes(services.a2aV1Streams),
+    ...a2aV1PushRoutes(services.a2aV1PushConfigs),
     ...inboundRoutes(inbound),
     ...lineageRoutes(lineage),
     ...identityRoutes(deps.identity),

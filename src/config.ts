@@ -95,6 +95,8 @@ export interface Config {
     /** A stream is ended cleanly after this long (the client resumes with `Last-Event-ID`); 0: never. */
     readonly maxDurationMs: number
   }
+  /** A2A v1.0 push notifications: delivery timing and retries, and the internal targets the operator allows (docs/a2a-v1-push.md). */
+  readonly a2aPush: A2APushConfig
   /** The operator HMAC key file of the tracker-audit chain (64 hex chars; created 0600 on first start). */
   readonly auditKeyPath: string
   /** Connections, shutdown and load shedding (docs/reliability.md). */
@@ -109,6 +111,21 @@ export interface ChainPartitioning {
   readonly shards: number
   /** How often the server signs a checkpoint of every partition head, in ms (0: only `lineage checkpoint`). */
   readonly checkpointIntervalMs: number
+}
+
+/** A2A v1.0 push notification delivery (`BERNSTEIN_A2A_PUSH_*`). */
+export interface A2APushConfig {
+  /** Addresses, CIDRs and host names webhooks may name although loopback, private or link-local (none by default). */
+  readonly allowedTargets: readonly string[]
+  /** One attempt, answer included. */
+  readonly timeoutMs: number
+  /** Attempts of one delivery before it is given up. */
+  readonly maxAttempts: number
+  /** Backoff before attempt n+1: base · 2^(n-1), at most max. */
+  readonly retryBaseMs: number
+  readonly retryMaxMs: number
+  /** How often the delivery worker looks for due deliveries; 0: no worker on this replica. */
+  readonly pollIntervalMs: number
 }
 
 /** How the node holds up under slow clients, many connections, SIGTERM and overload (docs/reliability.md). */
@@ -179,8 +196,25 @@ function bounded(env: Env, name: string, fallback: number, min: number, max: num
 function cidrs(env: Env, name: string): string[] {
   const raw = env[name]?.trim()
   if (!raw) return []
+  return raw.split(',').map((part) => cidr(name, part.trim()))
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i
+
+/** Comma-separated addresses, CIDRs or host names (BERNSTEIN_A2A_PUSH_ALLOWED_TARGETS). */
+function pushTargets(env: Env, name: string): string[] {
+  const raw = env[name]?.trim()
+  if (!raw) return []
   return raw.split(',').map((part) => {
     const entry = part.trim()
+    if (isIP(entry.split('/')[0] ?? '') !== 0) return cidr(name, entry)
+    if (!HOST_NAME.test(entry)) throw new ConfigError(`${name}: '${entry}' is not an address, a CIDR or a host name`)
+    return entry.toLowerCase()
+  })
+}
+
+function cidr(name: string, entry: string): string {
+  {
     const [address, prefix, extra] = entry.split('/')
     const family = isIP(address ?? '')
     const bits = prefix === undefined ? undefined : Number(prefix)
@@ -194,7 +228,7 @@ function cidrs(env: Env, name: string): string[] {
       throw new ConfigError(`${name}: '${entry}' is not an IPv4/IPv6 address or CIDR`)
     }
     return entry
-  })
+  }
 }
 
 function usd(env: Env, name: string): number {
@@ -356,6 +390,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       cost_cap_usd: costCap(env),
       redaction_tier: oneOf(env, 'BERNSTEIN_A2A_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'standard'),
       sandbox_profile: oneOf(env, 'BERNSTEIN_A2A_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'container'),
+    }),
+    a2aPush: Object.freeze({
+      allowedTargets: Object.freeze(pushTargets(env, 'BERNSTEIN_A2A_PUSH_ALLOWED_TARGETS')),
+      timeoutMs: bounded(env, 'BERNSTEIN_A2A_PUSH_TIMEOUT_MS', 10_000, 100, 120_000),
+      maxAttempts: bounded(env, 'BERNSTEIN_A2A_PUSH_MAX_ATTEMPTS', 8, 1, 100),
+      retryBaseMs: bounded(env, 'BERNSTEIN_A2A_PUSH_RETRY_BASE_MS', 1_000, 1, 3_600_000),
+      retryMaxMs: bounded(env, 'BERNSTEIN_A2A_PUSH_RETRY_MAX_MS', 300_000, 1, 86_400_000),
+      pollIntervalMs: bounded(env, 'BERNSTEIN_A2A_PUSH_POLL_MS', 1_000, 0, 3_600_000),
     }),
     auditKeyPath: env['BERNSTEIN_AUDIT_KEY_PATH']?.trim() ? resolve(cwd, env['BERNSTEIN_AUDIT_KEY_PATH'].trim()) : resolve(dataDir, 'audit.key'),
     http: httpLimits(env),

@@ -159,6 +159,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
           (options.logger ?? silentLogger).error({ err: error, taskId }, 'the A2A v1 conformance agent failed'),
       }),
       a2aV1Streams: config.a2aStreams,
+      a2aV1Push: config.a2aPush,
     })
     const checkpoints = new ChainCheckpoints({
       store,

@@ -257,7 +257,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   }
   const opened = node
   waiting.release(app.express)
-  const follower = startFollower(app, config.federationPollMs, logger)
+  const followers = startFollower(app, config.federationPollMs, logger)
+  // A2A v1.0 push deliveries: a loop on every replica (claims are safe across them), stopped with the follower.
+  const pushDelivery = app.services.a2aV1PushDelivery
+  pushDelivery.logger = logger
+  pushDelivery.start()
+  const follower = { stop: () => Promise.all([followers.stop(), pushDelivery.stop()]).then(() => {}) }
   const checkpointing = startCheckpointing(opened.checkpoints, config.chains.checkpointIntervalMs, (error) =>
     logger.error({ err: error }, 'chain checkpoint failed'),
   )

@@ -4,6 +4,10 @@ import { TaskEventSource } from './a2a-v1/task-events.js'
 import type { AgentExecutor } from './a2a-v1/executor/agent-executor.js'
 import { type A2AV1StreamOptions, A2AV1Streams, DEFAULT_STREAM_OPTIONS } from './a2a-v1/streaming.js'
 import { StreamEventRecorder } from './a2a-v1/stream-recorder.js'
+import { PushConfigService } from './a2a-v1/push/push-configs.js'
+import { type PushDeliveryOptions, PushDeliveryWorker } from './a2a-v1/push/push-delivery.js'
+import { PushOutbox } from './a2a-v1/push/push-outbox.js'
+import { PushTargetGuard, type ResolveHost } from './a2a-v1/push/push-target-guard.js'
 import { type Attestor, noAttestation } from './receipts/attestation.js'
 import { AuditTrail } from './lineage/audit-trail.js'
 import type { PartitionScheme } from './lineage/partitions.js'
@@ -45,6 +49,15 @@ export interface ServiceDeps {
   readonly onExecutorError?: (error: unknown, taskId: string) => void
   /** A2A v1.0 streams: keep-alive, per-stream buffer, retention of the event log, poll interval (defaults otherwise). */
   readonly a2aV1Streams?: Partial<A2AV1StreamOptions>
+  /**
+   * A2A v1.0 push notifications: targets allowed although internal (addresses, CIDRs, host names), delivery timing,
+   * and the injected `fetch` and resolver (defaults: the global fetch, the system resolver, no allowed targets).
+   */
+  readonly a2aV1Push?: Partial<PushDeliveryOptions> & {
+    readonly allowedTargets?: readonly string[]
+    readonly fetch?: typeof globalThis.fetch
+    readonly resolveHost?: ResolveHost
+  }
   /** Told about every signature checked (peers' capability cards, delegations' completion receipts). */
   readonly metrics?: Metrics
   /** Readiness: how long one database check answers probes. */
@@ -82,6 +95,10 @@ export interface Services {
   readonly a2aV1Streams: A2AV1Streams
   /** Wakes whoever waits on a task when it changes (blocking SendMessage; streams next). */
   readonly taskEvents: TaskEventSource
+  /** A2A v1.0 push notification configs (the four operations). */
+  readonly a2aV1PushConfigs: PushConfigService
+  /** Delivers push notifications from the outbox; `startServer` starts its loop. */
+  readonly a2aV1PushDelivery: PushDeliveryWorker
   readonly inbound: InboundService
   readonly health: HealthService
   readonly audit: AuditTrail
@@ -98,8 +115,24 @@ export function createServices(deps: ServiceDeps): Services {
   const tasks = new TaskService({ store: deps.store, clock, ids })
   const signatures = deps.peerSignatures ?? {}
   const windowSeconds = signatures.windowSeconds ?? DEFAULT_SIGNATURE_WINDOW_SECONDS
-  // The A2A v1.0 stream log, written after the A2A service has added a finishing task's result artifact.
-  const streamLog = new StreamEventRecorder(clock, deps.a2aV1Streams?.retentionMs ?? DEFAULT_STREAM_OPTIONS.retentionMs)
+  const push = deps.a2aV1Push ?? {}
+  const pushGuard = new PushTargetGuard(push.allowedTargets ?? [], push.resolveHost)
+  const pushSigner = deps.identity.pushSigner()
+  const pushDelivery = new PushDeliveryWorker({
+    store: deps.store,
+    clock,
+    ids,
+    guard: pushGuard,
+    fetch: push.fetch ?? globalThis.fetch,
+    signer: () => pushSigner,
+    issuer: deps.publicBaseUrl,
+    jwksUrl: pushSigner.jwksUrl,
+    options: push,
+  })
+  const pushOutbox = new PushOutbox({ clock, ids, wake: () => pushDelivery.wake() })
+  // The A2A v1.0 event log, written after the A2A service has added a finishing task's result artifact; each event
+  // it logs is also a delivery to the task's push configs.
+  const streamLog = new StreamEventRecorder(clock, deps.a2aV1Streams?.retentionMs ?? DEFAULT_STREAM_OPTIONS.retentionMs, [pushOutbox])
   const a2a = new A2AService({
     store: deps.store,
     clock,
@@ -174,7 +207,8 @@ export function createServices(deps: ServiceDeps): Services {
     ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
     ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
   })
-  return { tasks, a2a, a2aV1, a2aV1Streams, taskEvents, inbound, health, audit, lineage, delegation }
+  const a2aV1PushConfigs = new PushConfigService({ store: deps.store, clock, ids, guard: pushGuard })
+  return { tasks, a2a, a2aV1, a2aV1Streams, taskEvents, a2aV1PushConfigs, a2aV1PushDelivery: pushDelivery, inbound, health, audit, lineage, delegation }
 }
 
 /** Requirements that every ranked card meets: used when the operator sets none. */

@@ -17,12 +17,15 @@ type JsonRpcResult = Extract<Schema<'A2AV1JsonRpcResponse'>, { result: unknown }
 
 const VERSION_QUERY = 'A2A-Version'
 
-function checkVersion(headers: IncomingHttpHeaders, query: Readonly<Record<string, unknown>>): void {
+export function checkVersion(headers: IncomingHttpHeaders, query: Readonly<Record<string, unknown>>): void {
   assertSupportedVersion(headers['a2a-version'], query[VERSION_QUERY])
 }
 
 /** The JSON-RPC methods: params as the contract checked them, the caller, the service's answer. */
 type Method = (service: A2AV1Service, params: Record<string, unknown>, caller: Caller) => Promise<JsonRpcResult>
+
+/** A JSON-RPC method served by another part of the v1 surface (push notification configs). */
+export type JsonRpcMethod = (params: Record<string, unknown>, caller: Caller) => Promise<JsonRpcResult>
 
 const METHODS: Readonly<Record<string, Method>> = {
   SendMessage: async (service, params, caller) => {
@@ -66,7 +69,7 @@ interface RestInput {
 
 const tenantOf = (params: object): string | undefined => ('a2a_tenant' in params && typeof params.a2a_tenant === 'string' ? params.a2a_tenant : undefined)
 
-export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams): RouteDefinition[] {
+export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams, moreMethods: Readonly<Record<string, JsonRpcMethod>> = {}): RouteDefinition[] {
   const json = (headers: IncomingHttpHeaders) => ({ 'Content-Type': responseContentType(headers.accept) })
   /** The version check and the tenant of the path, then the operation's answer with its content type. */
   const rest = async <T>(input: RestInput, answer: (caller: Caller) => Promise<T>) => {
@@ -82,8 +85,9 @@ export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams): Route
     const streamed = await jsonRpcStream(streams, { method: body.method, id: body.id ?? null, params }, scoped, headers)
     if (streamed !== null) return streamed
     const method = Object.hasOwn(METHODS, body.method) ? METHODS[body.method] : undefined
-    if (method === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
-    const result = await method(service, params, scoped)
+    const more = Object.hasOwn(moreMethods, body.method) ? moreMethods[body.method] : undefined
+    if (method === undefined && more === undefined) throw new A2AProtocolError('MethodNotFound', `Method not found: ${body.method.slice(0, 200)}`)
+    const result = method !== undefined ? await method(service, params, scoped) : await more!(params, scoped)
     return { status: 200 as const, body: { jsonrpc: '2.0' as const, id: body.id ?? null, result }, headers: { 'Content-Type': 'application/json' } }
   }
   return [

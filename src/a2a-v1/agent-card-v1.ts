@@ -28,7 +28,7 @@ export function agentCardV1(profile: AgentCardV1Profile): V1AgentCard {
     provider: { organization: 'bernstein', url: base },
     version: profile.version,
     documentationUrl: `${base}/docs`,
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
     securitySchemes: {
       bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'An operator or agent token of this node' } },
     },

@@ -7,6 +7,11 @@ import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 import { type V1StreamResponse, isoTime } from './a2a-v1-wire.js'
 import { artifactChunk } from './v1-artifacts.js'
 
+/** Told of each event of an A2A v1.0 task as it is logged, inside the transaction of the change that made it. */
+export interface StreamEventListener {
+  onStreamEvent(repos: Repositories, event: { readonly tenantId: string; readonly a2aTaskId: string; readonly body: V1StreamResponse }): Promise<void>
+}
+
 /** The state a task's stream starts from: a new task is submitted, and its first change is the first event. */
 const INITIAL_STATE = 'TASK_STATE_SUBMITTED'
 
@@ -21,10 +26,13 @@ const INITIAL_STATE = 'TASK_STATE_SUBMITTED'
 export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
   readonly #clock: Clock
   readonly #retentionMs: number
+  readonly #listeners: readonly StreamEventListener[]
 
-  constructor(clock: Clock, retentionMs: number) {
+  /** `listeners`: told of each event as it is logged, in the same transaction (push notifications). */
+  constructor(clock: Clock, retentionMs: number, listeners: readonly StreamEventListener[] = []) {
     this.#clock = clock
     this.#retentionMs = retentionMs
+    this.#listeners = listeners
   }
 
   onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
@@ -63,13 +71,19 @@ export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
           body: JSON.stringify(body),
           createdAt: now,
         })
+        await this.#tell(repos, task.tenantId, record.id, body)
       }
       const state = TASK_STATE_OF[task.status]
       if (state !== previousState) {
         const body: V1StreamResponse = { statusUpdate: { taskId: record.id, contextId, status: { state, timestamp: isoTime(task.updatedAt) } } }
         await events.append({ a2aTaskId: record.id, seq: ++seq, kind: 'status', state, artifacts: logged, body: JSON.stringify(body), createdAt: now })
+        await this.#tell(repos, task.tenantId, record.id, body)
       }
       if (seq !== position.lastSeq) await events.prune(record.id, now - this.#retentionMs / 1000, seq)
     }
+  }
+
+  async #tell(repos: Repositories, tenantId: string, a2aTaskId: string, body: V1StreamResponse): Promise<void> {
+    for (const listener of this.#listeners) await listener.onStreamEvent(repos, { tenantId, a2aTaskId, body })
   }
 }

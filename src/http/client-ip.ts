@@ -1,21 +1,7 @@
-import { BlockList, isIP } from 'node:net'
+import { type BlockList, isIP } from 'node:net'
+import { blockListOf, normaliseIp } from '../net-address.js'
 
-/** A BlockList from CIDR strings already validated by the configuration. */
-export function blockListOf(entries: readonly string[]): BlockList {
-  const list = new BlockList()
-  for (const entry of entries) {
-    const [address = '', prefix] = entry.split('/')
-    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4'
-    list.addSubnet(address, prefix === undefined ? (type === 'ipv6' ? 128 : 32) : Number(prefix), type)
-  }
-  return list
-}
-
-/** `::ffff:127.0.0.1` and friends: Node reports IPv4 peers of a dual-stack socket in IPv6 form. */
-export function normaliseIp(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  return mapped?.[1] ?? ip
-}
+export { blockListOf, normaliseIp }
 
 export function ipType(ip: string): 'ipv4' | 'ipv6' | null {
   const family = isIP(ip)

@@ -41,7 +41,7 @@ export type AnyReply = RawReply | StreamReply | { readonly status: number; reado
 
 export interface RouteDefinition {
   readonly operationId: OperationId
-  readonly method: 'get' | 'post'
+  readonly method: 'get' | 'post' | 'delete'
   /** The contract's path at the root; the same handler also serves it under `/api/v1`. */
   readonly path: string
   /** Reads the request and answers; the dispatcher writes the answer ({@link writeReply}). */
@@ -61,7 +61,7 @@ export function fieldsOf(headers: IncomingHttpHeaders): Record<string, string> {
 
 export function route<Id extends OperationId>(
   operationId: Id,
-  method: 'get' | 'post',
+  method: 'get' | 'post' | 'delete',
   path: string,
   handle: (input: HttpInput<NoInfer<Id>>) => Promise<Reply<NoInfer<Id>>>,
 ): RouteDefinition {

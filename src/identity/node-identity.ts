@@ -73,6 +73,12 @@ export class NodeIdentity {
     return { keyid: this.capabilityCardFingerprint, privateKey: this.#keys.capabilityCard.privateKey }
   }
 
+  /** The key A2A v1.0 push deliveries are signed with (the agent-card key, whose `kid` is in {@link jwks}), and where the JWKS is. */
+  pushSigner(): { readonly kid: string; readonly privateKey: KeyObject; readonly jwksUrl: string } {
+    const key = this.#keys.agentCard
+    return { kid: key.kid, privateKey: key.privateKey, jwksUrl: `${this.#profile.publicBaseUrl}/.well-known/agent.json/keys` }
+  }
+
   jwks(): ServedDocument {
     return this.#jwks
   }

@@ -196,6 +196,36 @@ export interface RowCountTable {
   n: number | string
 }
 
+/** A2A v1.0 push notification configs (migration 012). */
+export interface A2AV1PushConfigTable {
+  tenant_id: string
+  a2a_task_id: string
+  config_id: string
+  url: string
+  token: string | null
+  auth_scheme: string | null
+  auth_credentials: string | null
+  created_at: number
+}
+
+/** The outbox of A2A v1.0 push deliveries (migration 012). */
+export interface A2AV1PushDeliveryTable {
+  seq: Generated<number>
+  id: string
+  tenant_id: string
+  a2a_task_id: string
+  config_id: string
+  body: string
+  status: string
+  attempts: number
+  next_attempt_at: number
+  lease_owner: string | null
+  lease_until: number | null
+  last_error: string | null
+  created_at: number
+  finished_at: number | null
+}
+
 export interface Database {
   row_counts: RowCountTable
   peer_nonces: PeerNonceTable
@@ -212,6 +242,8 @@ export interface Database {
   a2a_v1_tasks: A2AV1TaskTable
   a2a_v1_messages: A2AV1MessageTable
   a2a_v1_stream_events: A2AV1StreamEventTable
+  a2a_v1_push_configs: A2AV1PushConfigTable
+  a2a_v1_push_deliveries: A2AV1PushDeliveryTable
   federated_inbound: FederatedInboundTable
   peers: PeerTable
 }

@@ -4,6 +4,7 @@ import { A2AV1Repository } from './a2a-v1.repository.js'
 import { A2AV1StreamEventRepository } from './a2a-v1-stream-events.repository.js'
 import { ChainHeadCache, type ChainLockClock, ChainRepository } from './chain.repository.js'
 import { CheckpointRepository } from './checkpoint.repository.js'
+import { A2AV1PushRepository } from './a2a-v1-push.repository.js'
 import { DocumentRepository } from './document.repository.js'
 import { FederationRepository } from './federation.repository.js'
 import { PeerNonceRepository } from './peer-nonce.repository.js'
@@ -25,6 +26,7 @@ export interface Repositories {
   readonly a2a: A2ARepository
   readonly a2aV1: A2AV1Repository
   readonly a2aV1Events: A2AV1StreamEventRepository
+  readonly a2aV1Push: A2AV1PushRepository
   readonly tokens: TokenRepository
   readonly chains: ChainRepository
   readonly checkpoints: CheckpointRepository
@@ -59,6 +61,7 @@ export class Store {
       a2a: new A2ARepository(db, engine),
       a2aV1: new A2AV1Repository(db, engine),
       a2aV1Events: new A2AV1StreamEventRepository(db, engine),
+      a2aV1Push: new A2AV1PushRepository(db, engine),
       tokens: new TokenRepository(db, engine),
       chains: new ChainRepository(db, engine, heads, clock),
       checkpoints: new CheckpointRepository(db, engine),

@@ -129,7 +129,8 @@ function publicExpectation(op: Operation): Expectation {
  */
 function operatorOnly(op: Operation): boolean {
   const p = op.rootPath
-  return (op.method !== 'GET' && p.startsWith('/a2a/')) || nodeWide(op)
+  // Push notification configs carry the receiver's credentials: even reading them is the operator's.
+  return (op.method !== 'GET' && p.startsWith('/a2a/')) || p.includes('/pushNotificationConfigs') || nodeWide(op)
 }
 
 /** About the whole node, not one tenant: the audit chain (every tenant's tasks), federation, metrics, the health summary. */
@@ -346,9 +347,10 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
     // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC (at /a2a/v1 and /a2a/v1/), SendMessage and
-    // CancelTask (each also under /{tenant}/), SendStreamingMessage and the POST SubscribeToTask.
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(16)
-    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(15)
+    // CancelTask (each also under /{tenant}/), SendStreamingMessage, the POST SubscribeToTask and
+    // CreateTaskPushNotificationConfig.
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(17)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(19)
   })
 
   for (const op of OPERATIONS) {

@@ -259,6 +259,7 @@ const KNOWN_BODIES = new Set([
   'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel',
   'POST /a2a/v1/message:stream',
   'POST /a2a/v1/tasks/{a2a_task_id}:subscribe',
+  'POST /a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs',
   ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
 ])
 
@@ -311,6 +312,9 @@ export function validBody(op: Operation, world: World): unknown {
       return v1SendParams(t)
     case 'POST /a2a/v1/tasks/{a2a_task_id}:subscribe':
       return {}
+    // A public address written as one (no DNS); test apps run no delivery worker, so nothing is sent there.
+    case 'POST /a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs':
+      return { url: 'https://93.184.215.14/hook', id: `cfg-${t}` }
   }
   // An operation added to the document after these templates: an empty object still exercises auth and tenancy.
   return op.hasBody ? {} : undefined
@@ -331,6 +335,8 @@ export function concretePath(op: Operation, world: World): string {
           return world.tenantA
         case 'role':
           return encodeURIComponent(world.taskA.role)
+        case 'config_id':
+          return `cfg-${world.tag}`
         default:
           throw new Error(`no value for path parameter {${name}} in ${op.path}: add one to test/security/support.ts`)
       }

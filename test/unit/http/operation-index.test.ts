@@ -33,8 +33,11 @@ const previousRules = {
   },
   // The health summary is node-wide and read like the metrics since issue 26 (the probes stay public).
   isNodeWide: (p: string): boolean => p.startsWith('/lineage') || p.startsWith('/federation') || p === '/metrics' || p === '/health',
+  // A2A v1.0 push notification configs carry the receiver's credentials: reading them is the operator's too.
   requiresOperator: (method: string, p: string): boolean =>
-    previousRules.isNodeWide(p) || (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')),
+    previousRules.isNodeWide(p) ||
+    (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS' && p.startsWith('/a2a/')) ||
+    p.includes('/pushnotificationconfigs'),
   isHealthOrDiscovery(path: string): boolean {
     const p = previousRules.strip(path)
     return p.startsWith('/health/') || p === '/ready' || p === '/alive' || p.startsWith('/.well-known/')
