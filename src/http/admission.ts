@@ -13,7 +13,8 @@ export interface AdmissionOptions {
   readonly maxEventLoopDelayMs?: number
   /**
    * Writes are shed while every write answered within the last interval (about half a second) took longer than this
-   * from its body being read to the end of its answer: a standing queue (the group commit, the database pool); 0: never.
+   * from its body being read to the end of its answer, and at least an eighth of `maxWritesInFlight` are in flight: a
+   * standing queue (the group commit, the database pool); 0: never.
    */
   readonly maxWriteLatencyMs?: number
   /**
@@ -105,7 +106,8 @@ export class Admission {
     const max = this.#options.maxWritesInFlight
     if (max > 0 && this.#writesInFlight >= max) return true
     if (this.#loopDelay !== null && this.#loopDelay.recentMaxMs() > (this.#options.maxEventLoopDelayMs ?? 0)) return true
-    return this.#writeLatency?.standing() === true
+    // A queue needs writes waiting: a few slow writes are a slow machine or database (the request deadline's part).
+    return this.#writeLatency?.standing() === true && this.#writesInFlight >= Math.max(1, Math.floor(max / QUEUE_FRACTION))
   }
 
   /** From the body read to the end of the answer, for the standing-queue criterion; not the operations that wait. */
@@ -161,16 +163,17 @@ class StandingQueue {
 
   #roll(): void {
     const now = performance.now()
-    const elapsed = now - this.#intervalStart
-    if (elapsed < INTERVAL_MS) return
-    // More than one interval since the last roll: the last complete one had no write answered.
-    this.#lastMinMs = elapsed >= 2 * INTERVAL_MS || this.#currentMinMs === Number.POSITIVE_INFINITY ? 0 : this.#currentMinMs
+    if (now - this.#intervalStart < INTERVAL_MS) return
+    this.#lastMinMs = this.#currentMinMs === Number.POSITIVE_INFINITY ? 0 : this.#currentMinMs
     this.#currentMinMs = Number.POSITIVE_INFINITY
     this.#intervalStart = now
   }
 }
 
 const INTERVAL_MS = 500
+
+/** The standing-queue criterion applies while at least this fraction of `maxWritesInFlight` (1 / 8) are in flight. */
+const QUEUE_FRACTION = 8
 
 /**
  * How late the event loop has lately run: the largest delay Node's monitor saw since the last sample, sampled at most

@@ -208,16 +208,21 @@ describe.each(testEngines())('drain and load shedding (serve, %s)', (engine) => 
   it('writes while even the fastest write of the last half second took longer than BERNSTEIN_MAX_WRITE_LATENCY_MS: 503 with Retry-After on a connection kept open, then admitted again', async () => {
     // Every write takes more than 1 ms from its body read to its answer: once one was answered within an interval,
     // the node sees a standing queue of writes in the next one, as a backlog would make it, without needing the load.
-    server = await spawnServer({ ...(await baseEnv()), BERNSTEIN_MAX_WRITE_LATENCY_MS: '1' })
+    // A queue needs writes waiting (an eighth of the in-flight bound, here 2): four at a time, never the bound itself.
+    server = await spawnServer({ ...(await baseEnv()), BERNSTEIN_MAX_WRITE_LATENCY_MS: '1', BERNSTEIN_MAX_WRITES_IN_FLIGHT: '16' })
     const url = server.url
     const agent = keepAlive()
+    const senders = Array.from({ length: 4 }, () => keepAlive())
     const created: string[] = []
     let shed: Answer | undefined
+    let n = 0
     await waitUntil('a write to be shed', async () => {
-      const title = `probe ${created.length}`
-      const answer = await request(agent, url, 'POST', '/tasks', { title })
-      if (answer.status === 201) created.push(title)
-      if (answer.status === 503) shed = answer
+      const titles = senders.map(() => `probe ${n++}`)
+      const answers = await Promise.all(titles.map((title, i) => request(senders[i] as http.Agent, url, 'POST', '/tasks', { title })))
+      answers.forEach((answer, i) => {
+        if (answer.status === 201) created.push(titles[i] as string)
+        if (answer.status === 503) shed = answer
+      })
       return shed !== undefined
     })
     expect(shed?.headers['retry-after']).toBe('1')
@@ -227,7 +232,7 @@ describe.each(testEngines())('drain and load shedding (serve, %s)', (engine) => 
     expect((await request(agent, url, 'GET', '/health/live')).status).toBe(200)
     // An interval without a write answered is no queue: writes are admitted again.
     await waitUntil('a write to be admitted again', async () => {
-      const title = `again ${created.length}`
+      const title = `again ${n++}`
       const answer = await request(agent, url, 'POST', '/tasks', { title })
       if (answer.status === 201) created.push(title)
       return answer.status === 201
