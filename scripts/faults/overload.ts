@@ -127,15 +127,14 @@ export async function overload(engine: FaultEngine, options: ScenarioOptions): P
       `the baseline was not all 201: ${[...new Set(baseline.map((a) => a.status))].join(', ')}`,
     )
 
-    let pushed: Answer[]
-    if (options.quick) pushed = await closedLoop(ownConnection, 16 * maxWrites, 3, 'overload')
-    else {
-      // Every connection opened (and accepted) before the push: the node is measured, not its accept queue.
-      const pool = connectionPool(url, 2 * maxWrites)
-      pools.push(pool)
-      await Promise.all(Array.from({ length: 2 * maxWrites }, () => pool.call('GET', '/health/live')))
-      pushed = await openLoop(onPool(pool), Math.max(4 * rate, 1), 30, 'overload')
-    }
+    // Every connection opened (and accepted) before the push: the node is measured, not its accept queue.
+    const connections = options.quick ? 16 * maxWrites : 2 * maxWrites
+    const pool = connectionPool(url, connections)
+    pools.push(pool)
+    await Promise.all(Array.from({ length: connections }, () => pool.call('GET', '/health/live')))
+    const pushed = options.quick
+      ? await closedLoop(onPool(pool), connections, 3, 'overload')
+      : await openLoop(onPool(pool), Math.max(4 * rate, 1), 30, 'overload')
     record(pushed)
     const accepted = pushed.filter((a) => a.status === 201)
     const shed = pushed.filter((a) => a.status === 503)
@@ -143,7 +142,7 @@ export async function overload(engine: FaultEngine, options: ScenarioOptions): P
     const other = pushed.filter((a) => a.status !== 201 && a.status !== 503)
     report.figures.push([
       options.quick
-        ? `pushed (${16 * maxWrites} concurrent senders, in-flight bound ${maxWrites})`
+        ? `pushed (${16 * maxWrites} concurrent senders on kept-alive connections, in-flight bound ${maxWrites})`
         : `pushed (4× = ${(4 * rate).toFixed(0)} sends/s for 30 s over ${2 * maxWrites} kept-alive connections)`,
       `${pushed.length} sends: ${accepted.length} accepted (p50 ${ms(
         quantile(
