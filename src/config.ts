@@ -149,6 +149,11 @@ export interface HttpLimits {
    * database work runs on the loop, so a backlog shows here before it shows as writes in flight.
    */
   readonly maxEventLoopDelayMs: number
+  /**
+   * Writes are shed (503 with Retry-After) while even the fastest write answered in the last half second took longer
+   * than this from its body read to its answer (0: never): a queue inside the node, whatever the engine.
+   */
+  readonly maxWriteLatencyMs: number
   /** After SIGTERM: how long the node goes on accepting connections and serving (every answer `Connection: close`). */
   readonly shutdownGraceMs: number
   /** After SIGTERM: when the process exits at the latest, in-flight requests or not. */
@@ -423,6 +428,7 @@ function httpLimits(env: Env): HttpLimits {
     maxWritesInFlight: count(env, 'BERNSTEIN_MAX_WRITES_IN_FLIGHT', 128),
     requestDeadlineMs: count(env, 'BERNSTEIN_REQUEST_DEADLINE_MS', 5_000),
     maxEventLoopDelayMs: count(env, 'BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS', 2_000),
+    maxWriteLatencyMs: count(env, 'BERNSTEIN_MAX_WRITE_LATENCY_MS', 500),
     shutdownGraceMs,
     shutdownTimeoutMs,
   })

@@ -306,6 +306,7 @@ async function nodeApp(node: Node, config: Config, logger: Logger, refusing: () 
       maxWritesInFlight: limits.maxWritesInFlight,
       requestDeadlineMs: limits.requestDeadlineMs,
       maxEventLoopDelayMs: limits.maxEventLoopDelayMs,
+      maxWriteLatencyMs: limits.maxWriteLatencyMs,
       waitBoundMs: config.a2aBlockingTimeoutMs,
       refusing,
     },

@@ -1,5 +1,5 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express'
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express'
 import { AppError } from '../errors.js'
 import { routeOf } from './operation-index.js'
 
@@ -11,6 +11,12 @@ export interface AdmissionOptions {
   readonly requestDeadlineMs: number
   /** Writes are shed while the event loop has run this late within the last sample (about half a second); 0: never. */
   readonly maxEventLoopDelayMs?: number
+  /**
+   * Writes are shed while every write answered within the last interval (about half a second) took longer than this
+   * from its body being read to the end of its answer, and at least an eighth of `maxWritesInFlight` are in flight: a
+   * standing queue (the group commit, the database pool); 0: never.
+   */
+  readonly maxWriteLatencyMs?: number
   /**
    * The longest an operation that waits by design (`x-waits: true`: a blocking A2A SendMessage) waits before it
    * answers: its deadline is `requestDeadlineMs` plus this. 0 when absent.
@@ -43,10 +49,12 @@ export class Admission {
   readonly #options: AdmissionOptions
   #writesInFlight = 0
   readonly #loopDelay: LoopDelay | null
+  readonly #writeLatency: StandingQueue | null
 
   constructor(options: AdmissionOptions) {
     this.#options = options
     this.#loopDelay = (options.maxEventLoopDelayMs ?? 0) > 0 ? new LoopDelay() : null
+    this.#writeLatency = (options.maxWriteLatencyMs ?? 0) > 0 ? new StandingQueue(options.maxWriteLatencyMs ?? 0) : null
   }
 
   get writesInFlight(): number {
@@ -55,14 +63,11 @@ export class Admission {
 
   /** After the rate limit: refuses a write the node has no room for, and counts the ones it admits. */
   admit(): RequestHandler {
-    const max = this.#options.maxWritesInFlight
     const refusing = this.#options.refusing ?? (() => false)
     return (req, res, next) => {
       if (refusing() && mayRefuse(res)) throw unavailable('Server is shutting down')
       if (!WRITE_METHODS.has(req.method)) return next()
-      if (max > 0 && this.#writesInFlight >= max && mayRefuse(res)) throw unavailable('Server is overloaded')
-      const lateMs = this.#loopDelay?.recentMaxMs() ?? 0
-      if (lateMs > (this.#options.maxEventLoopDelayMs ?? 0) && this.#loopDelay !== null && mayRefuse(res)) throw unavailable('Server is overloaded')
+      if (this.#overloaded() && mayRefuse(res)) return shed(req, next)
       this.#writesInFlight++
       let counted = true
       // Once per write: at its end, or earlier when it turns into a stream (src/http/sse.ts), which is no write in flight.
@@ -88,6 +93,7 @@ export class Admission {
     const ms = this.#options.requestDeadlineMs
     const waitBoundMs = this.#options.waitBoundMs ?? 0
     return (req, res, next) => {
+      this.#timeWrite(req.method, res)
       if (ms <= 0 || !mayRefuse(res)) return next()
       const timeout = routeOf(res).policy.waits ? ms + waitBoundMs : ms
       const timer = setTimeout(() => {
@@ -101,7 +107,79 @@ export class Admission {
       next()
     }
   }
+
+  #overloaded(): boolean {
+    const max = this.#options.maxWritesInFlight
+    if (max > 0 && this.#writesInFlight >= max) return true
+    if (this.#loopDelay !== null && this.#loopDelay.recentMaxMs() > (this.#options.maxEventLoopDelayMs ?? 0)) return true
+    // A queue needs writes waiting: a few slow writes are a slow machine or database (the request deadline's part).
+    return this.#writeLatency?.standing() === true && this.#writesInFlight >= Math.max(1, Math.floor(max / QUEUE_FRACTION))
+  }
+
+  /** From the body read to the end of the answer, for the standing-queue criterion; not the operations that wait. */
+  #timeWrite(method: string, res: Response): void {
+    const latency = this.#writeLatency
+    if (latency === null || !WRITE_METHODS.has(method) || routeOf(res).policy.waits) return
+    const started = performance.now()
+    res.once('finish', () => latency.record(performance.now() - started))
+  }
 }
+
+/**
+ * A write refused for load: `503 Server is overloaded` with `Retry-After`. Admission runs as the request's headers are
+ * parsed, before the parser has reached its body; answered then, the body would still count as arriving and the
+ * connection would be closed (src/http/http-server.ts), and a client on a kept-alive connection would have to open
+ * a new one, which a loaded node accepts slowly (Node accepts about one connection per turn of its event loop).
+ * So the answer waits for the rest of the current turn: a small body that came with its headers is complete by then,
+ * and the connection stays open; a body still trickling in is answered and closed as before.
+ */
+function shed(req: Request, next: NextFunction): void {
+  const refuse = (): void => next(unavailable('Server is overloaded'))
+  if (req.complete) refuse()
+  else setImmediate(refuse)
+}
+
+/**
+ * Whether writes queue inside the node (CoDel's test, applied to requests): the shortest time a write took, from its
+ * body read to the end of its answer, over the last complete interval of {@link INTERVAL_MS}, is above the target.
+ * The shortest, not the average: one write waiting on a lock, or a slow one, does not make a queue, but when even
+ * the fastest write of half a second waited that long, every write behind it will too. An interval without a write
+ * answered counts as no queue (writes shed meanwhile, or none sent), so admission resumes within an interval once
+ * the admitted writes are answered in time; the request deadline covers a database that answers nothing.
+ */
+class StandingQueue {
+  readonly #targetMs: number
+  #intervalStart = performance.now()
+  #currentMinMs = Number.POSITIVE_INFINITY
+  #lastMinMs = 0
+
+  constructor(targetMs: number) {
+    this.#targetMs = targetMs
+  }
+
+  record(ms: number): void {
+    this.#roll()
+    if (ms < this.#currentMinMs) this.#currentMinMs = ms
+  }
+
+  standing(): boolean {
+    this.#roll()
+    return this.#lastMinMs > this.#targetMs
+  }
+
+  #roll(): void {
+    const now = performance.now()
+    if (now - this.#intervalStart < INTERVAL_MS) return
+    this.#lastMinMs = this.#currentMinMs === Number.POSITIVE_INFINITY ? 0 : this.#currentMinMs
+    this.#currentMinMs = Number.POSITIVE_INFINITY
+    this.#intervalStart = now
+  }
+}
+
+const INTERVAL_MS = 500
+
+/** The standing-queue criterion applies while at least this fraction of `maxWritesInFlight` (1 / 8) are in flight. */
+const QUEUE_FRACTION = 8
 
 /**
  * How late the event loop has lately run: the largest delay Node's monitor saw since the last sample, sampled at most

@@ -53,9 +53,15 @@ export class SqliteGroupCommit {
   }
 
   async #drain(): Promise<void> {
+    let drained = 0
     try {
       while (this.#queue.length > 0) {
         const group = this.#queue.splice(0, MAX_GROUP)
+        // One group per turn of the event loop: better-sqlite3 answers synchronously, so without this the whole
+        // backlog would run in one turn, and the loop would read no request and accept no connection meanwhile
+        // (Node accepts about one connection per turn: a long turn fills the listen backlog, and clients' SYNs are
+        // then dropped and retried seconds later).
+        if (drained++ > 0) await new Promise<void>((resolve) => setImmediate(resolve))
         try {
           await this.#db.connection().execute((connection) => this.#commitGroup(connection, group))
         } catch (error) {

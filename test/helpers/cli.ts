@@ -60,7 +60,7 @@ export interface ServerProcess {
 /**
  * Starts `bernstein-a2a serve` as its own process and resolves once it prints its URL. It listens on port 0 on
  * loopback (the kernel picks a free port, which the `listening on` line reports), logs warnings only, does not
- * poll federation peers and does not shed writes on event-loop delay (a shared test machine stalls processes for
+ * poll federation peers and does not shed writes on event-loop delay or write latency (a shared test machine stalls processes for
  * reasons of its own; the tests of shedding set it), unless `env` says otherwise.
  */
 export async function spawnServer(env: Record<string, string>, options: { timeoutMs?: number; cwd?: string } = {}): Promise<ServerProcess> {
@@ -73,6 +73,7 @@ export async function spawnServer(env: Record<string, string>, options: { timeou
       BERNSTEIN_LOG_LEVEL: 'warn',
       BERNSTEIN_FEDERATION_POLL_MS: '0',
       BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS: '0',
+      BERNSTEIN_MAX_WRITE_LATENCY_MS: '0',
       ...env,
     },
     options.cwd === undefined ? {} : { cwd: options.cwd },

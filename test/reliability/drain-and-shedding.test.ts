@@ -205,6 +205,43 @@ describe.each(testEngines())('drain and load shedding (serve, %s)', (engine) => 
     expect(listed.tasks.filter((t) => t.title !== 'probe')).toEqual([])
   }, 120_000)
 
+  it('writes while even the fastest write of the last half second took longer than BERNSTEIN_MAX_WRITE_LATENCY_MS: 503 with Retry-After on a connection kept open, then admitted again', async () => {
+    // Every write takes more than 1 ms from its body read to its answer: once one was answered within an interval,
+    // the node sees a standing queue of writes in the next one, as a backlog would make it, without needing the load.
+    // A queue needs writes waiting (an eighth of the in-flight bound, here 2): four at a time, never the bound itself.
+    server = await spawnServer({ ...(await baseEnv()), BERNSTEIN_MAX_WRITE_LATENCY_MS: '1', BERNSTEIN_MAX_WRITES_IN_FLIGHT: '16' })
+    const url = server.url
+    const agent = keepAlive()
+    const senders = Array.from({ length: 4 }, () => keepAlive())
+    const created: string[] = []
+    let shed: Answer | undefined
+    let n = 0
+    await waitUntil('a write to be shed', async () => {
+      const titles = senders.map(() => `probe ${n++}`)
+      const answers = await Promise.all(titles.map((title, i) => request(senders[i] as http.Agent, url, 'POST', '/tasks', { title })))
+      answers.forEach((answer, i) => {
+        if (answer.status === 201) created.push(titles[i] as string)
+        if (answer.status === 503) shed = answer
+      })
+      return shed !== undefined
+    })
+    expect(shed?.headers['retry-after']).toBe('1')
+    expect(JSON.parse(shed?.body ?? '')).toEqual({ detail: 'Server is overloaded' })
+    // Its small body had arrived with its headers: the connection stays open for the next request.
+    expect(shed?.headers.connection).toBe('keep-alive')
+    expect((await request(agent, url, 'GET', '/health/live')).status).toBe(200)
+    // An interval without a write answered is no queue: writes are admitted again.
+    await waitUntil('a write to be admitted again', async () => {
+      const title = `again ${n++}`
+      const answer = await request(agent, url, 'POST', '/tasks', { title })
+      if (answer.status === 201) created.push(title)
+      return answer.status === 201
+    })
+    // The shed writes changed nothing.
+    const listed = JSON.parse((await request(agent, url, 'GET', '/tasks')).body) as { tasks: { title: string }[] }
+    expect(listed.tasks.map((t) => t.title).sort()).toEqual([...created].sort())
+  }, 120_000)
+
   it('with BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS=0 the loop delay never sheds', async () => {
     server = await spawnServer({ ...(await baseEnv()), BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS: '0' })
     const agent = keepAlive()
