@@ -142,7 +142,7 @@ function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): 
   )
 }
 
-/** The table the PostgreSQL limiter store keeps its counters in (created by rate-limiter-flexible on first use). */
+/** The table the PostgreSQL limiter store keeps its counters in (created by migration 015, not by the library). */
 export const RATE_LIMIT_TABLE = 'rate_limits'
 
 /** A limiter whose counters live in PostgreSQL, once its table exists; a memory limiter covers store outages. */
@@ -153,6 +153,8 @@ function postgresLimiter(pool: object, keyPrefix: string, points: number): Promi
         storeClient: pool,
         storeType: 'pool',
         tableName: RATE_LIMIT_TABLE,
+        // Created by the migrations, which run once under their lock; the library's own CREATE races across replicas.
+        tableCreated: true,
         keyPrefix,
         points,
         duration: 60,

@@ -12,6 +12,7 @@ import { a2aV1 } from './2026-12-02-010-a2a-v1.js'
 import { inboundSigningKey } from './2026-12-02-011-inbound-signing-key.js'
 import { chainCheckpoints } from './2026-12-02-013-chain-checkpoints.js'
 import { a2aV1StreamEvents } from './2026-12-02-014-a2a-v1-stream-events.js'
+import { rateLimitTable } from './2026-12-02-015-rate-limit-table.js'
 import { a2aV1Push } from './2026-12-02-012-a2a-v1-push.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
@@ -31,6 +32,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '2026-12-02-011-inbound-signing-key': inboundSigningKey,
         '2026-12-02-013-chain-checkpoints': chainCheckpoints,
         '2026-12-02-014-a2a-v1-stream-events': a2aV1StreamEvents,
+        '2026-12-02-015-rate-limit-table': rateLimitTable(engine),
         '2026-12-02-012-a2a-v1-push': a2aV1Push(engine),
       }
     },
