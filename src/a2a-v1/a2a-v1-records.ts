@@ -40,4 +40,6 @@ export interface A2AV1ListFilter {
   readonly statuses?: readonly TaskStatus[]
   /** Only tasks whose status time is after this (Unix seconds). */
   readonly statusAfter?: number
+  /** Leaves out tasks whose delegation was delivered signed (`hidesSignedDelegations`). */
+  readonly withoutSignedDelegations?: true
 }

@@ -34,12 +34,12 @@ const METHODS: Readonly<Record<string, Method>> = {
   },
   GetTask: (service, params, caller) => {
     const request = params as Schema<'A2AV1GetTaskRequest'>
-    return service.getTask(caller.tenantId, request.id, request.historyLength)
+    return service.getTask(caller, request.id, request.historyLength)
   },
-  ListTasks: (service, params, caller) => service.listTasks(caller.tenantId, params as ListTasksRequest),
+  ListTasks: (service, params, caller) => service.listTasks(caller, params as ListTasksRequest),
   CancelTask: (service, params, caller) => {
     assertOperator(caller, 'CancelTask')
-    return service.cancelTask(caller.tenantId, (params as Schema<'A2AV1CancelTaskRequest'> & { id: string }).id)
+    return service.cancelTask(caller, (params as Schema<'A2AV1CancelTaskRequest'> & { id: string }).id)
   },
   GetExtendedAgentCard: (service) => service.extendedAgentCard(),
 }
@@ -98,20 +98,20 @@ export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams, moreMe
       rest(input, (caller) => service.sendMessage(v1Caller(caller), input.body)),
     ),
     route('a2aV1GetTask', 'get', '/a2a/v1/tasks/{a2a_task_id}', (input) =>
-      rest(input, (caller) => service.getTask(caller.tenantId, input.params.a2a_task_id, input.query.historyLength)),
+      rest(input, (caller) => service.getTask(caller, input.params.a2a_task_id, input.query.historyLength)),
     ),
     route('a2aV1GetTaskForTenant', 'get', '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}', (input) =>
-      rest(input, (caller) => service.getTask(caller.tenantId, input.params.a2a_task_id, input.query.historyLength)),
+      rest(input, (caller) => service.getTask(caller, input.params.a2a_task_id, input.query.historyLength)),
     ),
-    route('a2aV1ListTasks', 'get', '/a2a/v1/tasks', (input) => rest(input, (caller) => service.listTasks(caller.tenantId, listRequest(input.query)))),
+    route('a2aV1ListTasks', 'get', '/a2a/v1/tasks', (input) => rest(input, (caller) => service.listTasks(caller, listRequest(input.query)))),
     route('a2aV1ListTasksForTenant', 'get', '/a2a/v1/{a2a_tenant}/tasks', (input) =>
-      rest(input, (caller) => service.listTasks(caller.tenantId, listRequest(input.query))),
+      rest(input, (caller) => service.listTasks(caller, listRequest(input.query))),
     ),
     route('a2aV1CancelTask', 'post', '/a2a/v1/tasks/{a2a_task_id}:cancel', (input) =>
-      rest(input, (caller) => service.cancelTask(caller.tenantId, input.params.a2a_task_id)),
+      rest(input, (caller) => service.cancelTask(caller, input.params.a2a_task_id)),
     ),
     route('a2aV1CancelTaskForTenant', 'post', '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:cancel', (input) =>
-      rest(input, (caller) => service.cancelTask(caller.tenantId, input.params.a2a_task_id)),
+      rest(input, (caller) => service.cancelTask(caller, input.params.a2a_task_id)),
     ),
     route('a2aV1GetExtendedAgentCard', 'get', '/a2a/v1/extendedAgentCard', (input) => rest(input, () => service.extendedAgentCard())),
     route('a2aV1GetExtendedAgentCardForTenant', 'get', '/a2a/v1/{a2a_tenant}/extendedAgentCard', (input) => rest(input, () => service.extendedAgentCard())),

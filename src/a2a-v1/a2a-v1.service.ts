@@ -21,6 +21,7 @@ import {
 import type { TaskEventSource } from './task-events.js'
 import type { AgentExecutor } from './executor/agent-executor.js'
 import { LifecycleTaskUpdater } from './executor/task-updater.js'
+import { type V1TaskScope, assertReachable, hidesSignedDelegations } from './task-visibility.js'
 
 export interface A2AV1Options {
   /** The longest a blocking SendMessage waits for a terminal or interrupted state before answering the task as it is. */
@@ -49,9 +50,8 @@ export interface A2AV1ServiceDeps {
   readonly onExecutorError?: (error: unknown, taskId: string) => void
 }
 
-/** Who sends: the tenant the request is scoped to, and a name for the receipt's `sender`. */
-export interface A2AV1Caller {
-  readonly tenantId: string
+/** Who sends: the tenant the request is scoped to (and whether its token is bound to it), and a name for the receipt's `sender`. */
+export interface A2AV1Caller extends V1TaskScope {
   readonly sender: string
 }
 
@@ -111,6 +111,7 @@ export class A2AV1Service {
       if (message.taskId !== undefined && message.taskId !== '') {
         const record = await repos.a2a.get(caller.tenantId, message.taskId)
         if (!record) throw taskNotFound(message.taskId)
+        await assertReachable(repos, caller, record.id)
         const contextId = await repos.a2aV1.contextOf(caller.tenantId, record.id)
         if (message.contextId !== undefined && message.contextId !== '' && message.contextId !== (contextId ?? record.id)) {
           throw new A2AProtocolError('InvalidParams', `contextId '${message.contextId}' is not the context of task '${record.id}'`, { taskId: record.id })
@@ -153,8 +154,8 @@ export class A2AV1Service {
     // The executor runs on its own: a blocking send waits for the task (woken by the executor's changes) within its
     // bound, not for the executor, which may take longer.
     void this.#execute({ tenantId: caller.tenantId, a2aTaskId: id, bernsteinTaskId, contextId }, JSON.parse(body) as V1Message, resumed)
-    if (request.configuration?.returnImmediately === true) return { task: await this.getTask(caller.tenantId, id, historyLength) }
-    return { task: await this.#waitSettled(caller.tenantId, id, bernsteinTaskId, historyLength) }
+    if (request.configuration?.returnImmediately === true) return { task: await this.getTask(caller, id, historyLength) }
+    return { task: await this.#waitSettled(caller, id, bernsteinTaskId, historyLength) }
   }
 
   /**
@@ -178,12 +179,12 @@ export class A2AV1Service {
   }
 
   /** Reads the task until it is terminal or interrupted, or the blocking bound has passed; answers it as it then is. */
-  async #waitSettled(tenantId: string, id: string, bernsteinTaskId: string, historyLength: number | undefined): Promise<V1Task> {
+  async #waitSettled(scope: V1TaskScope, id: string, bernsteinTaskId: string, historyLength: number | undefined): Promise<V1Task> {
     const deadline = sleepUntil(this.#options.blockingTimeoutMs)
     for (;;) {
       const remaining = deadline - performance.now()
-      const wake = remaining > 0 ? this.#deps.events.next(tenantId, bernsteinTaskId, Math.min(remaining, this.#options.pollIntervalMs)) : null
-      const task = await this.getTask(tenantId, id, historyLength)
+      const wake = remaining > 0 ? this.#deps.events.next(scope.tenantId, bernsteinTaskId, Math.min(remaining, this.#options.pollIntervalMs)) : null
+      const task = await this.getTask(scope, id, historyLength)
       const state = task.status.state
       if (wake === null || TERMINAL_TASK_STATES.has(state) || INTERRUPTED_TASK_STATES.has(state)) {
         // A pending wait ends at its own timer (at most one poll interval); nothing else holds it.
@@ -198,22 +199,23 @@ export class A2AV1Service {
     return typeof chosen === 'string' && ROLE_PATTERN.test(chosen) ? chosen : this.#options.defaultRole
   }
 
-  async #snapshot(tenantId: string, id: string): Promise<A2AV1TaskSnapshot> {
+  async #snapshot(scope: V1TaskScope, id: string): Promise<A2AV1TaskSnapshot> {
     const repos = this.#deps.store.repos
-    const found = await repos.a2a.getTaskWithLinkedState(tenantId, id)
+    await assertReachable(repos, scope, id)
+    const found = await repos.a2a.getTaskWithLinkedState(scope.tenantId, id)
     if (!found) throw taskNotFound(id)
-    return { record: found.record, linked: found.linked, artifacts: found.artifacts, contextId: await repos.a2aV1.contextOf(tenantId, id) }
+    return { record: found.record, linked: found.linked, artifacts: found.artifacts, contextId: await repos.a2aV1.contextOf(scope.tenantId, id) }
   }
 
   /** GetTask: the task with the last `historyLength` messages of its history (all when undefined, none for 0). */
-  async getTask(tenantId: string, id: string, historyLength?: number): Promise<V1Task> {
-    const snapshot = await this.#snapshot(tenantId, id)
+  async getTask(scope: V1TaskScope, id: string, historyLength?: number): Promise<V1Task> {
+    const snapshot = await this.#snapshot(scope, id)
     const history = historyLength === 0 ? undefined : ((await this.#deps.store.repos.a2aV1.messagesOf([id])).get(id) ?? [])
     return taskToWire(snapshot, history, historyLength)
   }
 
   /** ListTasks: the tenant's tasks, newest status first, by cursor; artifacts only when asked, history only with `historyLength`. */
-  async listTasks(tenantId: string, request: ListTasksRequest): Promise<ListTasksResponse> {
+  async listTasks(scope: V1TaskScope, request: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE
     const after = request.pageToken !== undefined && request.pageToken !== '' ? decodePageToken(request.pageToken) : undefined
     let statusAfter: number | undefined
@@ -223,7 +225,8 @@ export class A2AV1Service {
       statusAfter = ms / 1000
     }
     const filter: A2AV1ListFilter = {
-      tenantId,
+      tenantId: scope.tenantId,
+      ...(hidesSignedDelegations(scope) && { withoutSignedDelegations: true }),
       ...(request.contextId !== undefined && request.contextId !== '' && { contextId: request.contextId }),
       ...(request.status !== undefined && request.status !== 'TASK_STATE_UNSPECIFIED' && { statuses: statusesInState(request.status) }),
       ...(statusAfter !== undefined && { statusAfter }),
@@ -250,22 +253,22 @@ export class A2AV1Service {
    * CancelTask: cancels the linked Bernstein task (its receipt and chain record the cancellation, as any other).
    * Idempotent; a task that finished otherwise is TaskNotCancelableError.
    */
-  async cancelTask(tenantId: string, id: string): Promise<V1Task> {
-    const snapshot = await this.#snapshot(tenantId, id)
+  async cancelTask(scope: V1TaskScope, id: string): Promise<V1Task> {
+    const snapshot = await this.#snapshot(scope, id)
     const linked = snapshot.linked
     if (linked === undefined) throw new A2AProtocolError('TaskNotCancelableError', `Task '${id}' has no linked task to cancel`, { taskId: id })
     if (linked.status !== 'cancelled') {
       if (FINISHED_STATUSES.has(linked.status)) throw this.#notCancelable(id, linked.status)
       try {
-        await this.#deps.tasks.cancel(tenantId, snapshot.record.bernsteinTaskId, 'canceled through A2A v1 CancelTask')
+        await this.#deps.tasks.cancel(scope.tenantId, snapshot.record.bernsteinTaskId, 'canceled through A2A v1 CancelTask')
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== 'illegal_transition') throw error
         // Cancelled meanwhile (idempotent), or in a state that cannot be cancelled.
-        const now = await this.#snapshot(tenantId, id)
+        const now = await this.#snapshot(scope, id)
         if (now.linked?.status !== 'cancelled') throw this.#notCancelable(id, now.linked?.status ?? linked.status)
       }
     }
-    return this.getTask(tenantId, id)
+    return this.getTask(scope, id)
   }
 
   #notCancelable(id: string, status: keyof typeof TASK_STATE_OF): A2AProtocolError {

@@ -70,12 +70,12 @@ export function a2aV1StreamRoutes(streams: A2AV1Streams): RouteDefinition[] {
     }),
     route('a2aV1SubscribeToTask', 'post', '/a2a/v1/tasks/{a2a_task_id}:subscribe', async ({ params, body, caller, headers, query }) => {
       assertSupportedVersion(headers['a2a-version'], query['A2A-Version'])
-      const events = await streams.subscribe(caller.tenantId, params.a2a_task_id, lastEventIdOf(headers))
+      const events = await streams.subscribe(caller, params.a2a_task_id, lastEventIdOf(headers))
       return streamReply(streams, events, 'a2a-rest', rest(headers, body))
     }),
     route('a2aV1SubscribeToTaskGet', 'get', '/a2a/v1/tasks/{a2a_task_id}:subscribe', async ({ params, caller, headers, query }) => {
       assertSupportedVersion(headers['a2a-version'], query['A2A-Version'])
-      const events = await streams.subscribe(caller.tenantId, params.a2a_task_id, lastEventIdOf(headers))
+      const events = await streams.subscribe(caller, params.a2a_task_id, lastEventIdOf(headers))
       return streamReply(streams, events, 'a2a-rest', rest(headers, undefined))
     }),
   ]
@@ -92,7 +92,7 @@ const JSON_RPC_STREAM_METHODS: Readonly<
     assertOperator(caller, 'SendStreamingMessage')
     return streams.sendStreaming(v1Caller(caller), params as Parameters<A2AV1Streams['sendStreaming']>[1])
   },
-  SubscribeToTask: (streams, params, caller, headers) => streams.subscribe(caller.tenantId, String(params['id']), lastEventIdOf(headers)),
+  SubscribeToTask: (streams, params, caller, headers) => streams.subscribe(caller, String(params['id']), lastEventIdOf(headers)),
 }
 
 /**

@@ -5,6 +5,7 @@ import { A2AProtocolError } from './a2a-v1-errors.js'
 import type { A2AV1Caller, A2AV1Service } from './a2a-v1.service.js'
 import { METADATA_TASK_ID, type SendMessageRequest, type V1Message, type V1StreamResponse, type V1Task } from './a2a-v1-wire.js'
 import type { TaskEventSource } from './task-events.js'
+import type { V1TaskScope } from './task-visibility.js'
 
 export interface A2AV1StreamOptions {
   /** A comment is sent this often on a stream with no event (so proxies and clients see it alive); 0: never. */
@@ -69,7 +70,7 @@ export class A2AV1Streams {
     const started = sent.task
     // The log position first, then the task: an event in between is sent (again), never missed.
     const position = await this.#deps.store.repos.a2aV1Events.position(started.id)
-    const task = await this.#deps.v1.getTask(caller.tenantId, started.id, request.configuration?.historyLength)
+    const task = await this.#deps.v1.getTask(caller, started.id, request.configuration?.historyLength)
     return this.#run(caller.tenantId, task, position.lastSeq, true)
   }
 
@@ -78,19 +79,19 @@ export class A2AV1Streams {
    * `lastEventId` (a reconnection) the events after it instead, as long as the log still holds them all (within
    * the retention window); otherwise the current Task first again.
    */
-  async subscribe(tenantId: string, id: string, lastEventId?: number): Promise<AsyncGenerator<TaskStreamEvent>> {
+  async subscribe(scope: V1TaskScope, id: string, lastEventId?: number): Promise<AsyncGenerator<TaskStreamEvent>> {
     const repos = this.#deps.store.repos
     const position = await repos.a2aV1Events.position(id)
-    const task = await this.#deps.v1.getTask(tenantId, id)
+    const task = await this.#deps.v1.getTask(scope, id)
     if (lastEventId !== undefined && lastEventId <= position.lastSeq) {
       const next = await repos.a2aV1Events.after(id, lastEventId, this.#since(), 1)
       const complete = lastEventId === position.lastSeq || next[0]?.seq === lastEventId + 1
-      if (complete) return this.#run(tenantId, task, lastEventId, false)
+      if (complete) return this.#run(scope.tenantId, task, lastEventId, false)
     }
     if (isTerminal(task.status.state)) {
       throw new A2AProtocolError('UnsupportedOperationError', `Task '${id}' is ${task.status.state} and has no more events to stream`, { taskId: id })
     }
-    return this.#run(tenantId, task, position.lastSeq, true)
+    return this.#run(scope.tenantId, task, position.lastSeq, true)
   }
 
   #since(): number {

@@ -118,6 +118,19 @@ export class A2AV1Repository extends Repository {
     if (filter.contextId !== undefined) q = q.where('v.context_id', '=', filter.contextId)
     if (filter.statuses !== undefined) q = q.where('t.status', 'in', filter.statuses.length > 0 ? [...filter.statuses] : ['-'])
     if (filter.statusAfter !== undefined) q = q.where(statusTime, '>', filter.statusAfter)
+    if (filter.withoutSignedDelegations === true) {
+      q = q.where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('federated_inbound as f')
+              .select('f.id')
+              .whereRef('f.tenant_id', '=', 'a.tenant_id')
+              .whereRef('f.a2a_task_id', '=', 'a.id')
+              .where('f.signing_key', 'is not', null),
+          ),
+        ),
+      )
+    }
     return { q, statusTime }
   }
 

@@ -9,11 +9,11 @@ import { generateEd25519KeyPair } from '../../src/crypto/ed25519.js'
 import { keyFingerprint } from '../../src/crypto/fingerprint.js'
 import { testClock } from '../helpers/clock.js'
 import { testEngines } from '../helpers/engines.js'
-import { type TestApp, rawRequest } from '../helpers/test-app.js'
+import { rawRequest } from '../helpers/test-app.js'
 import { openStoreDump } from '../security/support.js'
-import { OPEN, cardFingerprint, delegate, federationNodes, localTask, peerCapabilityCard, signedCall, signedDelivery } from './nodes.js'
+import { OPEN, cardFingerprint, delegate, federationNodes, localTask, signedCall } from './nodes.js'
+import { DELEGATOR, delegated, delivery, signedDelegationNode } from './signed-delegation.js'
 
-const DELEGATOR = generateEd25519KeyPair()
 const IMPOSTOR = generateEd25519KeyPair()
 
 type Json = Record<string, unknown>
@@ -21,34 +21,11 @@ type Json = Record<string, unknown>
 /** The node's own operator token acts in a tenant named by this header. */
 const AS_PEERORG = { 'x-tenant-id': 'peerorg' }
 
-/** The body of a delivery from `peerorg`, carrying its capability card signed by `key`. */
-async function delivery(id: string, key = DELEGATOR): Promise<string> {
-  const card = await peerCapabilityCard('peerorg', key.privateKey, Date.now() / 1000 - 60)
-  const sender = { name: 'peerorg', description: '', capabilities: ['task_orchestration'], endpoint: 'http://peerorg.test', capability_card: card }
-  return JSON.stringify({ sender, task: { id, message: 'port the parser' } })
-}
-
 for (const engine of testEngines()) {
   describe(`requests on a task delegated by a signed delivery (${engine})`, () => {
     const node = federationNodes(engine)
 
-    /** B pinning the delegator, and a tenant-bound operator token of B's for it (what docs/federation.md recommends). */
-    async function setUp(options: { requireInbound?: boolean } = {}): Promise<{ b: TestApp; token: string }> {
-      const b = await node('org-b', {
-        inboundTrust: { trustedPeerFingerprints: [keyFingerprint(DELEGATOR.publicKey)], requirements: OPEN, strictLineage: false },
-        ...(options.requireInbound !== undefined && { peerSignatures: { requireInbound: options.requireInbound } }),
-      })
-      const token = (await b.tokens.create({ role: 'operator', tenant: 'peerorg', expiresInSeconds: null })).token
-      return { b, token }
-    }
-
-    /** A delegation delivered signed by the delegator: its A2A task id and its linked Bernstein task id. */
-    async function delegated(b: TestApp, token: string, id = 'remote-1'): Promise<{ a2aTaskId: string; taskId: string }> {
-      const accepted = await signedDelivery(b, await delivery(id), DELEGATOR.privateKey, token)
-      expect(accepted.status, accepted.text).toBe(202)
-      const json = accepted.json as Json
-      return { a2aTaskId: json['a2a_task_id'] as string, taskId: json['task_id'] as string }
-    }
+    const setUp = (options: { requireInbound?: boolean } = {}) => signedDelegationNode(node, options)
 
     const poll = (a2aTaskId: string): string => `/a2a/tasks/${a2aTaskId}`
     const message = (taskId: string, content = 'the tests are in tests/parser') =>

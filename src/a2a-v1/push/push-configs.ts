@@ -4,6 +4,7 @@ import type { Repositories, Store } from '../../store/store.js'
 import { A2AProtocolError, taskNotFound } from '../a2a-v1-errors.js'
 import type { PushConfigRecord } from './push-records.js'
 import type { PushTargetGuard } from './push-target-guard.js'
+import { type V1TaskScope, assertReachable } from '../task-visibility.js'
 
 export type V1PushConfig = Schema<'A2AV1TaskPushNotificationConfig'>
 export type V1PushConfigList = Schema<'A2AV1ListTaskPushNotificationConfigsResponse'>
@@ -33,7 +34,7 @@ export function configToWire(record: PushConfigRecord): V1PushConfig {
 
 /**
  * The four push notification config operations, scoped to the caller's tenant: a task of another tenant, or none,
- * is `TaskNotFoundError`, and nothing is written.
+ * or one the caller may not reach (`hidesSignedDelegations`), is `TaskNotFoundError`, and nothing is written.
  */
 export class PushConfigService {
   readonly #deps: { readonly store: Store; readonly clock: Clock; readonly ids: Ids; readonly guard: PushTargetGuard }
@@ -42,12 +43,13 @@ export class PushConfigService {
     this.#deps = deps
   }
 
-  async #taskExists(repos: Repositories, tenantId: string, a2aTaskId: string): Promise<void> {
-    if (!(await repos.a2a.get(tenantId, a2aTaskId))) throw taskNotFound(a2aTaskId)
+  async #taskExists(repos: Repositories, scope: V1TaskScope, a2aTaskId: string): Promise<void> {
+    await assertReachable(repos, scope, a2aTaskId)
+    if (!(await repos.a2a.get(scope.tenantId, a2aTaskId))) throw taskNotFound(a2aTaskId)
   }
 
   /** Creates (or, with the id of an existing one, replaces) a config of the task. The URL is checked first. */
-  async create(tenantId: string, a2aTaskId: string, input: V1PushConfig): Promise<V1PushConfig> {
+  async create(scope: V1TaskScope, a2aTaskId: string, input: V1PushConfig): Promise<V1PushConfig> {
     if (input.taskId !== undefined && input.taskId !== '' && input.taskId !== a2aTaskId) {
       throw invalid('taskId', `taskId '${input.taskId}' is not the task of the path ('${a2aTaskId}')`)
     }
@@ -63,8 +65,9 @@ export class PushConfigService {
       throw invalid('authentication.credentials', 'authentication.credentials must be printable ASCII')
     const target = await this.#deps.guard.check(input.url)
     if (!target.ok) throw new A2AProtocolError('InvalidParams', target.detail, { field: 'url', reason: target.code })
+    const { tenantId } = scope
     const record = await this.#deps.store.transaction(async (repos) => {
-      await this.#taskExists(repos, tenantId, a2aTaskId)
+      await this.#taskExists(repos, scope, a2aTaskId)
       const existing = await repos.a2aV1Push.getConfig(tenantId, a2aTaskId, configId)
       if (!existing && (await repos.a2aV1Push.configsOf(tenantId, a2aTaskId)).length >= MAX_PUSH_CONFIGS_PER_TASK) {
         throw invalid('id', `task '${a2aTaskId}' already has ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs`)
@@ -85,27 +88,27 @@ export class PushConfigService {
     return configToWire(record)
   }
 
-  async get(tenantId: string, a2aTaskId: string, configId: string): Promise<V1PushConfig> {
+  async get(scope: V1TaskScope, a2aTaskId: string, configId: string): Promise<V1PushConfig> {
     const repos = this.#deps.store.repos
-    await this.#taskExists(repos, tenantId, a2aTaskId)
-    const found = await repos.a2aV1Push.getConfig(tenantId, a2aTaskId, configId)
+    await this.#taskExists(repos, scope, a2aTaskId)
+    const found = await repos.a2aV1Push.getConfig(scope.tenantId, a2aTaskId, configId)
     if (!found) {
       throw new A2AProtocolError('TaskNotFoundError', `Task '${a2aTaskId}' has no push notification config '${configId}'`, { taskId: a2aTaskId, configId })
     }
     return configToWire(found)
   }
 
-  async list(tenantId: string, a2aTaskId: string): Promise<V1PushConfigList> {
+  async list(scope: V1TaskScope, a2aTaskId: string): Promise<V1PushConfigList> {
     const repos = this.#deps.store.repos
-    await this.#taskExists(repos, tenantId, a2aTaskId)
-    return { configs: (await repos.a2aV1Push.configsOf(tenantId, a2aTaskId)).map(configToWire), nextPageToken: '' }
+    await this.#taskExists(repos, scope, a2aTaskId)
+    return { configs: (await repos.a2aV1Push.configsOf(scope.tenantId, a2aTaskId)).map(configToWire), nextPageToken: '' }
   }
 
   /** Deletes the config and its deliveries not yet made. Idempotent for a task the caller sees. */
-  async delete(tenantId: string, a2aTaskId: string, configId: string): Promise<void> {
+  async delete(scope: V1TaskScope, a2aTaskId: string, configId: string): Promise<void> {
     await this.#deps.store.transaction(async (repos) => {
-      await this.#taskExists(repos, tenantId, a2aTaskId)
-      await repos.a2aV1Push.deleteConfig(tenantId, a2aTaskId, configId)
+      await this.#taskExists(repos, scope, a2aTaskId)
+      await repos.a2aV1Push.deleteConfig(scope.tenantId, a2aTaskId, configId)
     })
   }
 }

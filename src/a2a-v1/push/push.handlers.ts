@@ -11,17 +11,16 @@ export function pushJsonRpcMethods(configs: PushConfigService): Readonly<Record<
   return {
     CreateTaskPushNotificationConfig: (params, caller) => {
       const config = params as V1PushConfig & { taskId: string }
-      return configs.create(caller.tenantId, config.taskId, config)
+      return configs.create(caller, config.taskId, config)
     },
     GetTaskPushNotificationConfig: (params, caller) => {
       const request = params as ConfigRequest
-      return configs.get(caller.tenantId, request.taskId, request.id)
+      return configs.get(caller, request.taskId, request.id)
     },
-    ListTaskPushNotificationConfigs: (params, caller) =>
-      configs.list(caller.tenantId, (params as Schema<'A2AV1ListTaskPushNotificationConfigsRequest'>).taskId),
+    ListTaskPushNotificationConfigs: (params, caller) => configs.list(caller, (params as Schema<'A2AV1ListTaskPushNotificationConfigsRequest'>).taskId),
     DeleteTaskPushNotificationConfig: async (params, caller) => {
       const request = params as ConfigRequest
-      await configs.delete(caller.tenantId, request.taskId, request.id)
+      await configs.delete(caller, request.taskId, request.id)
       return {}
     },
   }
@@ -34,19 +33,19 @@ export function a2aV1PushRoutes(configs: PushConfigService): RouteDefinition[] {
   return [
     route('a2aV1CreateTaskPushNotificationConfig', 'post', base, async ({ params, body, caller, headers, query }) => {
       checkVersion(headers, query)
-      return { status: 200, body: await configs.create(caller.tenantId, params.a2a_task_id, body), headers: json(headers.accept) }
+      return { status: 200, body: await configs.create(caller, params.a2a_task_id, body), headers: json(headers.accept) }
     }),
     route('a2aV1ListTaskPushNotificationConfigs', 'get', base, async ({ params, caller, headers, query }) => {
       checkVersion(headers, query)
-      return { status: 200, body: await configs.list(caller.tenantId, params.a2a_task_id), headers: json(headers.accept) }
+      return { status: 200, body: await configs.list(caller, params.a2a_task_id), headers: json(headers.accept) }
     }),
     route('a2aV1GetTaskPushNotificationConfig', 'get', `${base}/{config_id}`, async ({ params, caller, headers, query }) => {
       checkVersion(headers, query)
-      return { status: 200, body: await configs.get(caller.tenantId, params.a2a_task_id, params.config_id), headers: json(headers.accept) }
+      return { status: 200, body: await configs.get(caller, params.a2a_task_id, params.config_id), headers: json(headers.accept) }
     }),
     route('a2aV1DeleteTaskPushNotificationConfig', 'delete', `${base}/{config_id}`, async ({ params, caller, headers, query }) => {
       checkVersion(headers, query)
-      await configs.delete(caller.tenantId, params.a2a_task_id, params.config_id)
+      await configs.delete(caller, params.a2a_task_id, params.config_id)
       return { status: 204, body: undefined }
     }),
   ]
