@@ -1746,18 +1746,24 @@ export interface components {
                 credentials?: string;
             };
         };
-        /** @description The params of GetTaskPushNotificationConfig and DeleteTaskPushNotificationConfig. */
+        /**
+         * @description The params of GetTaskPushNotificationConfig and DeleteTaskPushNotificationConfig. The task under its JSON
+         *     name `taskId` or its proto name `task_id` (ProtoJSON parsers accept both; the JSON name wins).
+         */
         A2AV1TaskPushNotificationConfigRequest: {
             tenant?: string;
-            taskId: string;
+            taskId?: string;
+            task_id?: string;
             id: string;
-        };
+        } | unknown | unknown;
+        /** @description The params of ListTaskPushNotificationConfigs; the task as `taskId` or `task_id` (ProtoJSON). */
         A2AV1ListTaskPushNotificationConfigsRequest: {
             tenant?: string;
-            taskId: string;
+            taskId?: string;
+            task_id?: string;
             pageSize?: number;
             pageToken?: string;
-        };
+        } | unknown | unknown;
         A2AV1ListTaskPushNotificationConfigsResponse: {
             configs: components["schemas"]["A2AV1TaskPushNotificationConfig"][];
             /** @description Always empty (one page). */

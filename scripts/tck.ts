@@ -109,6 +109,10 @@ async function main(): Promise<number> {
       BERNSTEIN_FEDERATION_POLL_MS: '0',
       // A shared or loaded machine stalls the event loop for reasons of its own; shedding would answer the kit 503.
       BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS: '0',
+      // The kit's webhook receiver listens on this machine (http://localhost:<port>/webhook): the operator's
+      // allow-list for push targets names it, as a deployment would name an internal receiver.
+      BERNSTEIN_A2A_PUSH_ALLOWED_TARGETS: 'localhost,127.0.0.1,::1',
+      BERNSTEIN_A2A_PUSH_POLL_MS: '100',
     })
     node = started.child
     nodeUrl = new URL(started.url)

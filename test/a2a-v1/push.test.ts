@@ -332,7 +332,6 @@ for (const engine of testEngines()) {
       ['a URL that is not one', (id: string) => ({ taskId: id, url: 'not a url' }), -32602, 'INVALID_PARAMS'],
       ['an ftp URL', (id: string) => ({ taskId: id, url: 'ftp://public.test/h' }), -32602, 'INVALID_PARAMS'],
       ['a URL with user info', (id: string) => ({ taskId: id, url: 'https://user:pw@public.test/h' }), -32602, 'INVALID_PARAMS'],
-      ['a host that does not resolve', (id: string) => ({ taskId: id, url: 'https://nowhere.invalid/h' }), -32602, 'INVALID_PARAMS'],
       ['no taskId', (_id: string) => ({ url: 'https://public.test/h' }), -32602, 'INVALID_PARAMS'],
       ['no url', (id: string) => ({ taskId: id }), -32602, 'INVALID_PARAMS'],
       ['a url that is a number', (id: string) => ({ taskId: id, url: 7 }), -32602, 'INVALID_PARAMS'],
@@ -356,6 +355,19 @@ for (const engine of testEngines()) {
       expect(answer.error?.code).toBe(code)
       expect(answer.error?.data[0]?.reason).toBe(reason)
       expect(await dump.dump()).toEqual(before)
+    })
+
+    it('a host that does not resolve now is stored (each delivery checks it again), under taskId or task_id', async () => {
+      const task = await newTask(app)
+      const created = await rpc(app, 'CreateTaskPushNotificationConfig', { taskId: task.id, id: 'later', url: 'https://nowhere.invalid/h' })
+      expect(created.error).toBeUndefined()
+      const proto = await rpc(app, 'CreateTaskPushNotificationConfig', { task_id: task.id, id: 'proto', url: 'https://public.test/h' })
+      expect(proto.error).toBeUndefined()
+      const listed = await rpc(app, 'ListTaskPushNotificationConfigs', { task_id: task.id })
+      expect((listed.result as { configs: { id: string; url: string }[] }).configs.map((c) => [c.id, c.url])).toEqual([
+        ['later', 'https://nowhere.invalid/h'],
+        ['proto', 'https://public.test/h'],
+      ])
     })
 
     it('another tenant s task is not found on every operation and both bindings, and nothing changes', async () => {

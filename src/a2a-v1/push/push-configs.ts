@@ -64,7 +64,9 @@ export class PushConfigService {
     if (credentials !== null && !HEADER_VALUE.test(credentials))
       throw invalid('authentication.credentials', 'authentication.credentials must be printable ASCII')
     const target = await this.#deps.guard.check(input.url)
-    if (!target.ok) throw new A2AProtocolError('InvalidParams', target.detail, { field: 'url', reason: target.code })
+    // A name that does not resolve now is no internal address: it is stored, and each delivery checks it again
+    // (and retries while it does not resolve), so creation does not depend on DNS being up at that moment.
+    if (!target.ok && target.code !== 'unresolvable') throw new A2AProtocolError('InvalidParams', target.detail, { field: 'url', reason: target.code })
     const { tenantId } = scope
     const record = await this.#deps.store.transaction(async (repos) => {
       await this.#taskExists(repos, scope, a2aTaskId)

@@ -1,10 +1,10 @@
-import type { Schema } from '../../contract.js'
 import { type RouteDefinition, route } from '../../http/route.js'
 import { type JsonRpcMethod, checkVersion } from '../a2a-v1.handlers.js'
 import { responseContentType } from '../media-type.js'
 import type { PushConfigService, V1PushConfig } from './push-configs.js'
 
-type ConfigRequest = Schema<'A2AV1TaskPushNotificationConfigRequest'>
+/** The params of Get and Delete under their JSON names (the handler has turned `task_id` into `taskId`). */
+type ConfigRequest = { readonly taskId: string; readonly id: string }
 
 /** The four push notification config methods of the JSON-RPC binding (params as the contract checked them). */
 export function pushJsonRpcMethods(configs: PushConfigService): Readonly<Record<string, JsonRpcMethod>> {
@@ -17,7 +17,7 @@ export function pushJsonRpcMethods(configs: PushConfigService): Readonly<Record<
       const request = params as ConfigRequest
       return configs.get(caller, request.taskId, request.id)
     },
-    ListTaskPushNotificationConfigs: (params, caller) => configs.list(caller, (params as Schema<'A2AV1ListTaskPushNotificationConfigsRequest'>).taskId),
+    ListTaskPushNotificationConfigs: (params, caller) => configs.list(caller, (params as { readonly taskId: string }).taskId),
     DeleteTaskPushNotificationConfig: async (params, caller) => {
       const request = params as ConfigRequest
       await configs.delete(caller, request.taskId, request.id)
