@@ -145,24 +145,19 @@ function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): 
 /** The table the PostgreSQL limiter store keeps its counters in (created by migration 015, not by the library). */
 export const RATE_LIMIT_TABLE = 'rate_limits'
 
-/** A limiter whose counters live in PostgreSQL, once its table exists; a memory limiter covers store outages. */
-function postgresLimiter(pool: object, keyPrefix: string, points: number): Promise<BucketLimiter> {
-  return new Promise((resolve, reject) => {
-    const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-      {
-        storeClient: pool,
-        storeType: 'pool',
-        tableName: RATE_LIMIT_TABLE,
-        // Created by the migrations, which run once under their lock; the library's own CREATE races across replicas.
-        tableCreated: true,
-        keyPrefix,
-        points,
-        duration: 60,
-        // While the database is unreachable each replica counts on its own rather than not at all.
-        insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: 60 }),
-      },
-      (error?: unknown) => (error ? reject(error) : resolve(limiter)),
-    )
+/** A limiter whose counters live in PostgreSQL (its table made by the migrations); a memory limiter covers store outages. */
+function postgresLimiter(pool: object, keyPrefix: string, points: number): BucketLimiter {
+  return new RateLimiterPostgres({
+    storeClient: pool,
+    storeType: 'pool',
+    tableName: RATE_LIMIT_TABLE,
+    // Created by the migrations, which run once under their lock; the library's own CREATE races across replicas.
+    tableCreated: true,
+    keyPrefix,
+    points,
+    duration: 60,
+    // While the database is unreachable each replica counts on its own rather than not at all.
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: 60 }),
   })
 }
 
@@ -174,13 +169,11 @@ export async function rateLimiters(
   limits: Pick<Config, 'rateLimitWritePerMin' | 'rateLimitReadPerMin'>,
   connection: Pick<Connection, 'sharedPool'>,
 ): Promise<Partial<Record<Bucket, BucketLimiter>>> {
-  const make = (keyPrefix: Bucket, points: number): Promise<BucketLimiter> =>
-    connection.sharedPool
-      ? postgresLimiter(connection.sharedPool, keyPrefix, points)
-      : Promise.resolve(new RateLimiterMemory({ keyPrefix, points, duration: 60 }))
+  const make = (keyPrefix: Bucket, points: number): BucketLimiter =>
+    connection.sharedPool ? postgresLimiter(connection.sharedPool, keyPrefix, points) : new RateLimiterMemory({ keyPrefix, points, duration: 60 })
   const limiters: Partial<Record<Bucket, BucketLimiter>> = {}
-  if (limits.rateLimitWritePerMin > 0) limiters.default_write = await make('default_write', limits.rateLimitWritePerMin)
-  if (limits.rateLimitReadPerMin > 0) limiters.default_read = await make('default_read', limits.rateLimitReadPerMin)
+  if (limits.rateLimitWritePerMin > 0) limiters.default_write = make('default_write', limits.rateLimitWritePerMin)
+  if (limits.rateLimitReadPerMin > 0) limiters.default_read = make('default_read', limits.rateLimitReadPerMin)
   return limiters
 }
 
