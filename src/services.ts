@@ -154,6 +154,7 @@ export function createServices(deps: ServiceDeps): Services {
   // Last: it only wakes waiters, who read the task again.
   const taskEvents = new TaskEventSource()
   tasks.subscribe(taskEvents)
+  const a2aV1PushConfigs = new PushConfigService({ store: deps.store, clock, ids, guard: pushGuard })
   const a2aV1 = new A2AV1Service({
     store: deps.store,
     clock,
@@ -161,6 +162,7 @@ export function createServices(deps: ServiceDeps): Services {
     a2a,
     tasks,
     events: taskEvents,
+    pushConfigs: a2aV1PushConfigs,
     agentCard: async () => (await deps.identity.agentCardV1()).card,
     ...(deps.a2aV1 && { options: deps.a2aV1 }),
     ...(deps.a2aV1Executor && { executor: deps.a2aV1Executor }),
@@ -207,7 +209,6 @@ export function createServices(deps: ServiceDeps): Services {
     ...(federation.pollBaseMs !== undefined && { pollBaseMs: federation.pollBaseMs }),
     ...(federation.pollMaxMs !== undefined && { pollMaxMs: federation.pollMaxMs }),
   })
-  const a2aV1PushConfigs = new PushConfigService({ store: deps.store, clock, ids, guard: pushGuard })
   return { tasks, a2a, a2aV1, a2aV1Streams, taskEvents, a2aV1PushConfigs, a2aV1PushDelivery: pushDelivery, inbound, health, audit, lineage, delegation }
 }
 

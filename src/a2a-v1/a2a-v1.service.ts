@@ -21,6 +21,7 @@ import {
 import type { TaskEventSource } from './task-events.js'
 import type { AgentExecutor } from './executor/agent-executor.js'
 import { LifecycleTaskUpdater } from './executor/task-updater.js'
+import type { PushConfigService, V1PushConfig } from './push/push-configs.js'
 import { type V1TaskScope, assertReachable, hidesSignedDelegations } from './task-visibility.js'
 
 export interface A2AV1Options {
@@ -46,6 +47,8 @@ export interface A2AV1ServiceDeps {
   readonly options?: Partial<A2AV1Options>
   /** An in-process agent that answers new and resumed tasks (none: external workers do, through the lifecycle API). */
   readonly executor?: AgentExecutor
+  /** Checks a push config sent inline with SendMessage and gives what stores it for the task, in its transaction. */
+  readonly pushConfigs?: Pick<PushConfigService, 'prepare'>
   /** Told when an executor's run throws (the task is failed with a generic reason; the error goes here). */
   readonly onExecutorError?: (error: unknown, taskId: string) => void
 }
@@ -107,6 +110,8 @@ export class A2AV1Service {
     if (direct !== null) return { message: direct }
     const now = this.#deps.clock.now()
     const stored = JSON.stringify(message)
+    const inlinePush = request.configuration?.taskPushNotificationConfig
+    const storePush = inlinePush === undefined ? null : await this.#pushConfigs().prepare(inlinePush as V1PushConfig)
     const { id, bernsteinTaskId, contextId, resumed, body } = await this.#deps.store.transaction(async (repos) => {
       if (message.taskId !== undefined && message.taskId !== '') {
         const record = await repos.a2a.get(caller.tenantId, message.taskId)
@@ -127,6 +132,7 @@ export class A2AV1Service {
         const note = `[A2A v1:${message.role}] ${messageText(message)}`
         // The answer to an input-required task resumes it (input-required -> submitted, then working once claimed).
         const resumed = linked?.status === 'blocked'
+        await storePush?.(repos, caller.tenantId, record.id)
         if (resumed) await this.#deps.tasks.resumeWithin(repos, caller.tenantId, record.bernsteinTaskId, note)
         else await this.#deps.tasks.appendNoteWithin(repos, caller.tenantId, record.bernsteinTaskId, note)
         return { id: record.id, bernsteinTaskId: record.bernsteinTaskId, contextId: contextId ?? record.id, resumed, body: withIds }
@@ -137,6 +143,7 @@ export class A2AV1Service {
         role: this.#roleOf(request),
       })
       const taskId = view.body.id
+      await storePush?.(repos, caller.tenantId, taskId)
       const contextId =
         message.contextId !== undefined && message.contextId !== '' ? message.contextId : `${this.#deps.ids.shortId()}${this.#deps.ids.shortId()}`
       await repos.a2aV1.insertTask({ a2aTaskId: taskId, tenantId: caller.tenantId, contextId, createdAt: now })
@@ -192,6 +199,12 @@ export class A2AV1Service {
       }
       await wake
     }
+  }
+
+  #pushConfigs(): Pick<PushConfigService, 'prepare'> {
+    const configs = this.#deps.pushConfigs
+    if (configs === undefined) throw new A2AProtocolError('PushNotificationNotSupportedError', 'This node does not deliver push notifications')
+    return configs
   }
 
   #roleOf(request: SendMessageRequest): string {

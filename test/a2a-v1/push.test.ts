@@ -176,6 +176,22 @@ for (const engine of testEngines()) {
       ])
     })
 
+    it('a config sent inline with SendMessage is stored with the task, and its events are delivered', async () => {
+      const url = `${receiver.url}?inline`
+      const sent = await rpc(app, 'SendMessage', {
+        message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'push me inline' }] },
+        configuration: { returnImmediately: true, taskPushNotificationConfig: { id: 'inline', url, token: 'inline-token' } },
+      })
+      const task = (sent.result as { task: { id: string; metadata: Record<string, string> } }).task
+      const listed = await rpc(app, 'ListTaskPushNotificationConfigs', { taskId: task.id })
+      expect((listed.result as { configs: unknown[] }).configs).toEqual([{ id: 'inline', taskId: task.id, url, token: 'inline-token' }])
+      const before = receiver.received.length
+      await complete(app, task.metadata['bernstein.task_id']!, 'done inline')
+      const got = (await receiver.waitFor(before + 2)).slice(before).filter((r) => r.path === '/hook?inline')
+      expect(got.map((r) => Object.keys(JSON.parse(r.body) as object)[0])).toEqual(['artifactUpdate', 'statusUpdate'])
+      expect(got.every((r) => r.headers['x-a2a-notification-token'] === 'inline-token')).toBe(true)
+    })
+
     it('a cancellation is pushed too, and a deleted config gets nothing more', async () => {
       const task = await newTask(app)
       const other = await newTask(app)
@@ -290,6 +306,16 @@ for (const engine of testEngines()) {
       const res = await rest(app, 'POST', `/a2a/v1/tasks/${task.id}/pushNotificationConfigs`, { url })
       expect(res.status).toBe(400)
       expect(res.json).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', details: [{ reason: 'INVALID_PARAMS', metadata: { field: 'url' } }] } })
+      expect(await dump.dump()).toEqual(before)
+    })
+
+    it('an inline config with a forbidden URL refuses the SendMessage, and no task is made', async () => {
+      const before = await dump.dump()
+      const sent = await rpc(app, 'SendMessage', {
+        message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'no' }] },
+        configuration: { returnImmediately: true, taskPushNotificationConfig: { url: 'http://169.254.169.254/latest' } },
+      })
+      expect(sent.error?.code).toBe(-32602)
       expect(await dump.dump()).toEqual(before)
     })
 

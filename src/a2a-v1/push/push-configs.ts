@@ -53,6 +53,21 @@ export class PushConfigService {
     if (input.taskId !== undefined && input.taskId !== '' && input.taskId !== a2aTaskId) {
       throw invalid('taskId', `taskId '${input.taskId}' is not the task of the path ('${a2aTaskId}')`)
     }
+    const storeWithin = await this.prepare(input)
+    const record = await this.#deps.store.transaction(async (repos) => {
+      await this.#taskExists(repos, scope, a2aTaskId)
+      return storeWithin(repos, scope.tenantId, a2aTaskId)
+    })
+    return configToWire(record)
+  }
+
+  /**
+   * Checks a config (its fields, then its URL against the guard) before any transaction, and gives what stores it
+   * for a task inside one: CreateTaskPushNotificationConfig, and a config sent inline with SendMessage
+   * (`configuration.taskPushNotificationConfig`), stored in the transaction that creates the task so that its
+   * first event is delivered too.
+   */
+  async prepare(input: V1PushConfig): Promise<(repos: Repositories, tenantId: string, a2aTaskId: string) => Promise<PushConfigRecord>> {
     const configId = input.id !== undefined && input.id !== '' ? input.id : this.#deps.ids.shortId() + this.#deps.ids.shortId()
     if (!CONFIG_ID.test(configId)) throw invalid('id', 'id must be 1-200 characters of A-Z a-z 0-9 . _ : ~ -')
     const token = input.token !== undefined && input.token !== '' ? input.token : null
@@ -67,9 +82,7 @@ export class PushConfigService {
     // A name that does not resolve now is no internal address: it is stored, and each delivery checks it again
     // (and retries while it does not resolve), so creation does not depend on DNS being up at that moment.
     if (!target.ok && target.code !== 'unresolvable') throw new A2AProtocolError('InvalidParams', target.detail, { field: 'url', reason: target.code })
-    const { tenantId } = scope
-    const record = await this.#deps.store.transaction(async (repos) => {
-      await this.#taskExists(repos, scope, a2aTaskId)
+    return async (repos, tenantId, a2aTaskId) => {
       const existing = await repos.a2aV1Push.getConfig(tenantId, a2aTaskId, configId)
       if (!existing && (await repos.a2aV1Push.configsOf(tenantId, a2aTaskId)).length >= MAX_PUSH_CONFIGS_PER_TASK) {
         throw invalid('id', `task '${a2aTaskId}' already has ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs`)
@@ -86,8 +99,7 @@ export class PushConfigService {
       }
       await repos.a2aV1Push.upsertConfig(stored)
       return stored
-    })
-    return configToWire(record)
+    }
   }
 
   async get(scope: V1TaskScope, a2aTaskId: string, configId: string): Promise<V1PushConfig> {
