@@ -1612,8 +1612,8 @@ export interface components {
         };
         /**
          * @description An A2A v1.0 Task: an A2A task of this node, its status derived from the linked Bernstein task. `metadata`
-         *     carries `bernstein.task_id` (the linked task), `bernstein.receipt` (the newest signed receipt, or null when the
-         *     node does not attest) and `bernstein.attestation` (`acceptance`, `completion` or `none`).
+         *     carries `bernstein.task_id` (the linked task), `bernstein.receipt` (the newest signed receipt as JSON text, a
+         *     string to parse and check with the offline verifier, or null when the node does not attest) and `bernstein.attestation` (`acceptance`, `completion` or `none`).
          */
         A2AV1Task: {
             id: string;

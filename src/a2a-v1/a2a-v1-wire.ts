@@ -56,7 +56,9 @@ export function taskToWire(snapshot: A2AV1TaskSnapshot, history: readonly string
     ...(messages !== undefined && messages.length > 0 && { history: messages }),
     metadata: {
       [METADATA_TASK_ID]: record.bernsteinTaskId,
-      [METADATA_RECEIPT]: record.receipt,
+      // As JSON text: the receipt keeps Bernstein's snake_case format (what the offline verifier reads), and the
+      // Task's own fields stay ProtoJSON's camelCase (the conformance kit's DM-SERIAL-001 scans every key).
+      [METADATA_RECEIPT]: record.receipt === null ? null : JSON.stringify(record.receipt),
       [METADATA_ATTESTATION]: record.receiptKind ?? 'none',
     },
   }

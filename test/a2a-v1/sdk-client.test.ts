@@ -8,7 +8,8 @@ import type { Client } from '@a2a-js/sdk/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
 import { BINDINGS, clientFor, messagesMade, userMessage } from '../helpers/a2a-sdk.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { OPERATOR_TOKEN, type TestApp, publishedJwks, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { verifyA2AReceipt } from '../../src/receipts/verify-a2a-receipt.js'
 
 /** A ListTasksRequest with every field at its default (ts-proto requires them all). */
 const LIST = {
@@ -78,6 +79,13 @@ for (const engine of testEngines()) {
           expect(result.status?.state).toBe(3 /* COMPLETED */)
           expect(result.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'all done' })
           expect(result.metadata?.['bernstein.attestation']).toBe('completion')
+          // The completion receipt, as JSON text in the metadata, verifies offline against what the task reads as.
+          const receipt = JSON.parse(String(result.metadata?.['bernstein.receipt'])) as Record<string, unknown>
+          const seed = await operator(app, 'GET', `/a2a/tasks/${(result as unknown as { id: string }).id}`)
+          expect(receipt).toEqual((seed.json as { receipt: unknown }).receipt)
+          const jwks = await publishedJwks(app.url)
+          expect((await verifyA2AReceipt(receipt, seed.text, { jwks: jwks as never })).ok).toBe(true)
+          expect((await verifyA2AReceipt(receipt, seed.text.replace('all done', 'all gone'), { jwks: jwks as never })).ok).toBe(false)
         })
 
         it('cancels idempotently and refuses to cancel a completed task', async () => {
