@@ -6085,6 +6085,8 @@ export interface operations {
             200: {
                 headers: {
                     ETag?: string;
+                    /** @description When the capability card these documents carry or accompany was issued (the same on every replica). */
+                    "Last-Modified"?: string;
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
@@ -6119,6 +6121,8 @@ export interface operations {
             200: {
                 headers: {
                     ETag?: string;
+                    /** @description When the capability card these documents carry or accompany was issued (the same on every replica). */
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6184,6 +6188,8 @@ export interface operations {
             200: {
                 headers: {
                     ETag?: string;
+                    /** @description When the capability card these documents carry or accompany was issued (the same on every replica). */
+                    "Last-Modified"?: string;
                     [name: string]: unknown;
                 };
                 content: {

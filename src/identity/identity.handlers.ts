@@ -7,9 +7,16 @@ const opaqueTag = (tag: string): string => {
   return trimmed.startsWith('W/') ? trimmed.slice(2) : trimmed
 }
 
-/** Exact bytes with caching validators; a matching `If-None-Match` gets a 304 without a body. */
-function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheControl: string) {
-  const headers = { ETag: doc.etag, 'Cache-Control': cacheControl }
+/**
+ * Exact bytes with caching validators; a matching `If-None-Match` gets a 304 without a body. `issuedAt` (Unix
+ * seconds) is the `Last-Modified` of a signed document: the capability card's issue time, shared by every replica.
+ */
+function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheControl: string, issuedAt?: number) {
+  const headers = {
+    ETag: doc.etag,
+    'Cache-Control': cacheControl,
+    ...(issuedAt !== undefined && { 'Last-Modified': new Date(Math.floor(issuedAt) * 1000).toUTCString() }),
+  }
   const ours = opaqueTag(doc.etag)
   if (ifNoneMatch?.split(',').some((tag) => opaqueTag(tag) === ours || tag.trim() === '*')) {
     return { status: 304 as const, body: undefined, headers }
@@ -18,12 +25,14 @@ function document(doc: ServedDocument, ifNoneMatch: string | undefined, cacheCon
 }
 
 export function identityRoutes(identity: NodeIdentity): RouteDefinition[] {
+  // The agent cards embed or accompany the capability card: they are as new as it is (never older than their bytes).
+  const issuedAt = async (): Promise<number> => (await identity.capabilityCard()).signed.card.created_at
   return [
     route('getAgentCard', 'get', '/.well-known/agent.json', async ({ headers }) =>
-      document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600'),
+      document(await identity.agentCard(), headers['if-none-match'], 'public, max-age=3600', await issuedAt()),
     ),
     route('getAgentCardV1Path', 'get', '/.well-known/agent-card.json', async ({ headers }) =>
-      document((await identity.agentCardV1()).document, headers['if-none-match'], 'public, max-age=3600'),
+      document((await identity.agentCardV1()).document, headers['if-none-match'], 'public, max-age=3600', await issuedAt()),
     ),
     route('getJwks', 'get', '/.well-known/agent.json/keys', async ({ headers }) => document(identity.jwks(), headers['if-none-match'], 'public, max-age=300')),
     // The proof is the answer's signature (src/http/signed-answers.ts signs it, bound to the challenger's request).
@@ -33,7 +42,7 @@ export function identityRoutes(identity: NodeIdentity): RouteDefinition[] {
       headers: { 'Cache-Control': 'no-store' },
     })),
     route('getCapabilityCard', 'get', '/.well-known/a2a-capability-card.json', async ({ headers }) =>
-      document((await identity.capabilityCard()).document, headers['if-none-match'], 'public, max-age=300'),
+      document((await identity.capabilityCard()).document, headers['if-none-match'], 'public, max-age=300', await issuedAt()),
     ),
   ]
 }

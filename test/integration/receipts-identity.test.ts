@@ -184,6 +184,10 @@ for (const engine of testEngines()) {
       expect(b.headers.get('cache-control')).toBe('public, max-age=3600')
       expect(a.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
       expect(b.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/)
+      // Last-Modified: when the capability card was issued, the same on both cards and on the capability card.
+      const capability = await rawRequest(app.url, { method: 'GET', path: '/.well-known/a2a-capability-card.json', token: null })
+      const issued = new Date(Math.floor(parseCardFile(capability.text).card.created_at) * 1000).toUTCString()
+      expect([a, b, capability].map((r) => r.headers.get('last-modified'))).toEqual([issued, issued, issued])
       const v1 = b.json as { supportedInterfaces: { protocolBinding: string; protocolVersion: string; url: string }[]; signatures: unknown[] }
       expect(v1.supportedInterfaces).toEqual([
         { url: 'http://bernstein.test/a2a/v1', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
