@@ -83,12 +83,15 @@ async function taskInProgress(proc: RunningProcess): Promise<{ a2aId: string; ta
   return { a2aId, taskId }
 }
 
+/** Artifacts attached at most during a fan-out window (a task keeps at most 1000). */
+const MAX_PRODUCED = 990
+
 /** How long the fan-out waits after the window for deliveries still on their way. */
 const GRACE_MS = 10_000
 
 export interface FanOutResult {
   readonly subscribers: number
-  /** Progress reports made while the subscribers listened. */
+  /** Artifacts attached (events made) while the subscribers listened. */
   readonly produced: number
   /** Events received by all subscribers together over the window, per second. */
   readonly deliveredPerSecond: number
@@ -120,12 +123,13 @@ async function countEvents(response: Response, onEvent: () => void): Promise<voi
 }
 
 /**
- * `subscribers` streams on one task in progress while a worker reports progress on it as fast as the node takes
- * it (one report at a time) for `seconds`; delivered events per second over the window. Resolves to the reason
- * instead when the node does not stream.
+ * `subscribers` streams on one task in progress while artifacts are attached to it as fast as the node takes them
+ * (one at a time; each is one `artifactUpdate` event, where a progress report changes no v1 state and so is no
+ * event) for `seconds`, at most {@link MAX_PRODUCED} (a task keeps 1000 artifacts); delivered events per second
+ * over the window. Resolves to the reason instead when the node does not stream.
  */
 export async function fanOut(proc: RunningProcess, subscribers: number, seconds: number): Promise<FanOutResult | string> {
-  const { a2aId, taskId } = await taskInProgress(proc)
+  const { a2aId } = await taskInProgress(proc)
   const controller = new AbortController()
   try {
     const first = await subscribe(proc, a2aId, controller.signal)
@@ -145,8 +149,8 @@ export async function fanOut(proc: RunningProcess, subscribers: number, seconds:
     const started = performance.now()
     const deadline = started + seconds * 1000
     let produced = 0
-    while (performance.now() < deadline) {
-      await post(proc, `/tasks/${taskId}/progress`, { message: `step ${produced + 1}`, percent: produced % 100 })
+    while (performance.now() < deadline && produced < MAX_PRODUCED) {
+      await post(proc, `/a2a/tasks/${a2aId}/artifacts`, { name: `step-${produced + 1}.txt`, data: `step ${produced + 1}` })
       produced++
     }
     const window = (performance.now() - started) / 1000

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { RunningProcess } from '../../../scripts/bench/proc.js'
 import { conformanceAgentAbsent, fanOut, reasonOf } from '../../../scripts/bench/v1.js'
 
-/** A node that streams one event per progress report to every subscriber, or answers SubscribeToTask with `refusal`. */
+/** A node that streams one event per artifact attached to every subscriber, or answers SubscribeToTask with `refusal`. */
 function standIn(refusal?: string): Server {
   const streams = new Set<ServerResponse>()
   let seq = 0
@@ -24,10 +24,10 @@ function standIn(refusal?: string): Server {
     req.on('end', () => {
       if (req.url === '/a2a/tasks/send') return json(res, { id: 'a2a-1', bernstein_task_id: 'task-1' })
       if (req.url === '/tasks/task-1/claim') return json(res, { id: 'task-1' })
-      if (req.url === '/tasks/task-1/progress') {
+      if (req.url === '/a2a/tasks/a2a-1/artifacts') {
         seq++
         // Two lines of data in one event, and CRLF line ends: still one event each.
-        for (const s of streams) s.write(`id: ${seq}\r\ndata: {"n":${seq},\r\ndata: "state":"TASK_STATE_WORKING"}\r\n\r\n: keep-alive\r\n\r\n`)
+        for (const s of streams) s.write(`id: ${seq}\r\ndata: {"n":${seq},\r\ndata: "artifactUpdate":{}}\r\n\r\n: keep-alive\r\n\r\n`)
         return json(res, { id: 'task-1' })
       }
       if (req.url === '/a2a/v1' && (JSON.parse(body) as { method: string }).method === 'SubscribeToTask') {
@@ -61,7 +61,7 @@ async function listening(s: Server): Promise<RunningProcess> {
 }
 
 describe('bench v1: stream fan-out', () => {
-  it('counts every event each subscriber receives while progress is reported', async () => {
+  it('counts every event each subscriber receives while artifacts are attached', async () => {
     const proc = await listening(standIn())
     const result = await fanOut(proc, 20, 0.5)
     if (typeof result === 'string') throw new Error(result)
