@@ -397,7 +397,9 @@ async function v1Case(command: ServerCommand, options: Options): Promise<V1Outco
     // The fan-out's task is moved by a worker through the lifecycle API: on a node without the in-process agent,
     // which would otherwise answer it first.
     const plain = await started(startBernstein({ name: 'bernstein-a2a sqlite v1 streams', command, dataDir: tempDir('v1-streams') }))
-    log(`\n## stream fan-out: ${options.fanOutSubscribers} subscribers (SubscribeToTask) on one task, progress reported on it for ${options.fanOutSeconds} s`)
+    log(
+      `\n## stream fan-out: ${options.fanOutSubscribers} subscribers (SubscribeToTask) on one task, artifacts attached to it for up to ${options.fanOutSeconds} s`,
+    )
     const result = await fanOut(plain, options.fanOutSubscribers, options.fanOutSeconds)
     if (typeof result === 'string') {
       skipped.push(`stream fan-out: ${result}`)
@@ -405,7 +407,7 @@ async function v1Case(command: ServerCommand, options: Options): Promise<V1Outco
     } else {
       fan = result
       log(
-        `  ${result.produced} progress reports, ${result.deliveredPerSecond.toFixed(0)} events/s delivered to ${result.subscribers} subscribers; ${(result.completeness * 100).toFixed(0)} % of the expected deliveries arrived`,
+        `  ${result.produced} artifact events, ${result.deliveredPerSecond.toFixed(0)} events/s delivered to ${result.subscribers} subscribers; ${(result.completeness * 100).toFixed(0)} % of the expected deliveries arrived`,
       )
     }
     return { summary, fanOut: fan, skipped }

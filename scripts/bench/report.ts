@@ -109,7 +109,7 @@ export function markdown(report: Report): string {
     )
   if (report.fanOut)
     lines.push(
-      `Stream fan-out: ${report.fanOut.subscribers} subscribers on one task, ${report.fanOut.produced} progress reports in ${fmt(report.fanOut.seconds, 1)} s: ` +
+      `Stream fan-out: ${report.fanOut.subscribers} subscribers on one task, ${report.fanOut.produced} artifact events in ${fmt(report.fanOut.seconds, 1)} s: ` +
         `${fmt(report.fanOut.deliveredPerSecond)} events/s delivered, ${pct(report.fanOut.completeness)} of the expected deliveries arrived.`,
     )
   for (const s of report.skipped) lines.push(`- ${s}`)
