@@ -3,48 +3,22 @@
  * the JSON-RPC binding at `/a2a/v1/`: through the official `@a2a-js/sdk` client on both bindings, through the
  * generated client, and raw where a client would not send what is tested. Both engines.
  */
-import { ClientFactory, type Client, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import type { Client } from '@a2a-js/sdk/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentExecutor } from '../../src/a2a-v1/executor/agent-executor.js'
 import { ConformanceAgent } from '../../src/a2a-v1/executor/conformance-agent.js'
+import { BINDINGS, type Binding, clientFor, userMessage } from '../helpers/a2a-sdk.js'
 import { testEngines } from '../helpers/engines.js'
-import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
 const V1 = { 'A2A-Version': '1.0' }
 
-async function sdkClient(app: TestApp, binding: (typeof BINDINGS)[number]): Promise<Client> {
-  const card = (await rawRequest(app.url, { method: 'GET', path: '/.well-known/agent-card.json', token: null })).json as {
-    supportedInterfaces: { url: string; protocolBinding: string }[]
-  }
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers)
-    headers.set('authorization', `Bearer ${OPERATOR_TOKEN}`)
-    return fetch(input, { ...init, headers })
-  }
-  const local = {
-    ...card,
-    supportedInterfaces: card.supportedInterfaces
-      .filter((i) => i.protocolBinding === binding)
-      .map((i) => ({ ...i, url: i.url.replace('http://bernstein.test', app.url) })),
-  }
-  return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })] }).createFromAgentCard(
-    local as never,
-  )
-}
+/** The official client of the node's card over one binding, as the operator. */
+const sdkClient = (app: TestApp, binding: Binding): Promise<Client> => clientFor(app, binding)
 
 let seq = 0
-const message = (prefix: string, extra: Record<string, unknown> = {}) => ({
-  messageId: `${prefix}-${++seq}`,
-  role: 1,
-  parts: [{ content: { $case: 'text' as const, value: 'hi' }, metadata: undefined, filename: '', mediaType: '' }],
-  contextId: '',
-  taskId: '',
-  extensions: [],
-  referenceTaskIds: [],
-  metadata: undefined,
-  ...extra,
-})
+/** A user message whose id starts with `prefix` (the conformance agent's behaviour is chosen by it). */
+const message = (prefix: string, extra: Record<string, unknown> = {}) => userMessage('hi', { messageId: `${prefix}-${++seq}`, ...extra })
 type SdkTask = {
   id: string
   contextId: string
