@@ -247,8 +247,16 @@ export async function readOnlyStorage(engine: FaultEngine, options: ScenarioOpti
       const url = new URL(schemaUrl(PG_URL, storage.schema as string))
       url.username = role
       url.password = ''
+      // pg_terminate_backend only signals: on a loaded machine a backend may still take a query before it exits (the
+      // query then fails as "terminating connection", not as the read-only storage the scenario is about), so the
+      // fault begins once no session of the role is left.
       const endSessions = async (): Promise<void> => {
         await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where usename = '${role}'`)
+        for (;;) {
+          const left = await admin.query(`select count(*)::int as n from pg_stat_activity where usename = '${role}'`)
+          if ((left.rows[0] as { n: number }).n === 0) return
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
       }
       await underStorageFault(
         report,
