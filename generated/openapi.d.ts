@@ -549,6 +549,119 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2a/v1/{a2a_tenant}/message:stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 SendStreamingMessage (HTTP+JSON, SSE) for a tenant
+         * @description SendMessage answered as a Server-Sent Events stream (`text/event-stream`): the task is created (or continued)
+         *     as by `message:send`, then the stream carries the Task first and then its `statusUpdate` and `artifactUpdate`
+         *     events as a worker moves the linked Bernstein task through the lifecycle API, and ends after a terminal status.
+         *     Each event's `data:` is one bare StreamResponse and its `id:` the event's number in the task's log, which
+         *     `SubscribeToTask` resumes from (`Last-Event-ID`). Comments (`: keep-alive`) are sent every
+         *     `BERNSTEIN_A2A_STREAM_KEEPALIVE_MS`. Errors found before the stream starts are the usual `google.rpc.Status`
+         *     answers; a stream is not cut by the request deadline and does not count as a write in flight once started
+         *     (see docs/a2a-v1-streaming.md).
+         */
+        post: operations["a2aV1SendStreamingMessageForTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 SubscribeToTask (HTTP+JSON, SSE, the proto's GET) for a tenant
+         * @description The same as the `POST` form (the proto's HTTP rule), for any token of the task's tenant.
+         */
+        get: operations["a2aV1SubscribeToTaskGetForTenant"];
+        put?: never;
+        /**
+         * A2A v1.0 SubscribeToTask (HTTP+JSON, SSE) for a tenant
+         * @description The events of a task that is not finished, as Server-Sent Events: the current Task first, then its
+         *     `statusUpdate` and `artifactUpdate` events, ending after a terminal status. A finished task is
+         *     `UnsupportedOperationError` (400, reason `UNSUPPORTED_OPERATION`). With `Last-Event-ID` (a reconnection), the
+         *     events after that one are sent instead (finished task or not), as long as they are within the retention
+         *     window (`BERNSTEIN_A2A_STREAM_RETENTION_MS`); past it, the current Task comes first again. The spec's text
+         *     says `POST`, its proto's HTTP rule `GET`: both are served. Like every `POST /a2a/*` it needs an operator
+         *     token; the `GET` twin does not.
+         */
+        post: operations["a2aV1SubscribeToTaskForTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}/pushNotificationConfigs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 ListTaskPushNotificationConfigs (HTTP+JSON) for a tenant
+         * @description The task's push notification configs, oldest first, in one page (`nextPageToken` is always empty).
+         */
+        get: operations["a2aV1ListTaskPushNotificationConfigsForTenant"];
+        put?: never;
+        /**
+         * A2A v1.0 CreateTaskPushNotificationConfig (HTTP+JSON) for a tenant
+         * @description Registers a webhook for the task's events (docs/a2a-v1-push.md): from now on every status and artifact update
+         *     of the task is POSTed to `url` as a StreamResponse (`application/a2a+json`), signed by this node (a JWT in
+         *     `A2A-Notification-Signature`, `kid` in the JWKS), with the configured `authentication`
+         *     (`Authorization: {scheme} {credentials}`) and `token` (`X-A2A-Notification-Token`), at least once. Giving the
+         *     `id` of an existing config of the task replaces it. The URL must be `http(s)`, without user info, and must
+         *     not resolve to a loopback, private, link-local or metadata address unless the operator allow-listed it
+         *     (`BERNSTEIN_A2A_PUSH_ALLOWED_TARGETS`): else `INVALID_PARAMS` with `metadata.field = url`. At most 10
+         *     configs per task. Needs an operator token (configs carry the receiver's credentials).
+         */
+        post: operations["a2aV1CreateTaskPushNotificationConfigForTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}/pushNotificationConfigs/{config_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A2A v1.0 GetTaskPushNotificationConfig (HTTP+JSON) for a tenant
+         * @description One push notification config of the task; an unknown one is `TASK_NOT_FOUND` (404) with `metadata.configId`.
+         */
+        get: operations["a2aV1GetTaskPushNotificationConfigForTenant"];
+        put?: never;
+        post?: never;
+        /**
+         * A2A v1.0 DeleteTaskPushNotificationConfig (HTTP+JSON) for a tenant
+         * @description Deletes the config and drops its deliveries not yet made. Idempotent: an unknown config id of a task the
+         *     caller sees is 204 as well; an unknown task is `TASK_NOT_FOUND` (404).
+         */
+        delete: operations["a2aV1DeleteTaskPushNotificationConfigForTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/a2a/v0/proof": {
         parameters: {
             query?: never;
@@ -4415,6 +4528,450 @@ export interface operations {
             403: components["responses"]["A2AV1Error"];
             429: components["responses"]["A2AV1Error"];
             500: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SendStreamingMessageForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1SendMessageRequest"];
+                "application/json": components["schemas"]["A2AV1SendMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The task's events, the Task first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SubscribeToTaskGetForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+                /**
+                 * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+                 *     retention window) instead of the current Task.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task's events, the current Task first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1SubscribeToTaskForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+                /**
+                 * @description The `id:` of the last event a reconnecting SSE client received: the events after it are sent (within the
+                 *     retention window) instead of the current Task.
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1SubscribeToTaskRequest"];
+                "application/json": components["schemas"]["A2AV1SubscribeToTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The task's events, the current Task first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 0
+                     *     data: {"task":{"id":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-12-02T00:00:00.000Z"}}}
+                     *
+                     *     id: 1
+                     *     data: {"statusUpdate":{"taskId":"ffffffffffff","contextId":"c0ffee","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-12-02T00:00:01.000Z"}}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1ListTaskPushNotificationConfigsForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+                pageSize?: number;
+                pageToken?: string;
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task's configs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "configs": [
+                     *         {
+                     *           "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *           "taskId": "7febbefec6de",
+                     *           "url": "https://hooks.example.com/a2a",
+                     *           "token": "notify-token",
+                     *           "authentication": {
+                     *             "scheme": "Bearer",
+                     *             "credentials": "receiver-secret"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextPageToken": ""
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"];
+                    /**
+                     * @example {
+                     *       "configs": [
+                     *         {
+                     *           "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *           "taskId": "7febbefec6de",
+                     *           "url": "https://hooks.example.com/a2a",
+                     *           "token": "notify-token",
+                     *           "authentication": {
+                     *             "scheme": "Bearer",
+                     *             "credentials": "receiver-secret"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextPageToken": ""
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1ListTaskPushNotificationConfigsResponse"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1CreateTaskPushNotificationConfigForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+            };
+        };
+        responses: {
+            /** @description The stored config */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            413: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1GetTaskPushNotificationConfigForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+                /** @description The id of a push notification config of the task. */
+                config_id: components["parameters"]["A2AV1PushConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The config */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/a2a+json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                    /**
+                     * @example {
+                     *       "id": "9f2c1e4b7a3d5c6e8f0a1b2c",
+                     *       "taskId": "7febbefec6de",
+                     *       "url": "https://hooks.example.com/a2a",
+                     *       "token": "notify-token",
+                     *       "authentication": {
+                     *         "scheme": "Bearer",
+                     *         "credentials": "receiver-secret"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2AV1TaskPushNotificationConfig"];
+                };
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
+        };
+    };
+    a2aV1DeleteTaskPushNotificationConfigForTenant: {
+        parameters: {
+            query?: {
+                /** @description The `A2A-Version` header as a query parameter (the header wins when both are sent). */
+                "A2A-Version"?: components["parameters"]["A2AVersionQuery"];
+            };
+            header?: {
+                /** @description The A2A protocol version the client speaks (`1.0`). Absent or empty means 0.3, which is refused with VersionNotSupportedError. */
+                "A2A-Version"?: components["parameters"]["A2AVersion"];
+                /** @description Extension URIs the client activates, comma-separated (this node requires none). */
+                "A2A-Extensions"?: components["parameters"]["A2AExtensions"];
+            };
+            path: {
+                /**
+                 * @description The tenant of the request (A2A's `/{tenant}/…` variants; spec §1.9): this node's tenant id, as `x-tenant-id`
+                 *     names it. An operator token not bound to a tenant acts in it (an `x-tenant-id` naming another is a 400); a
+                 *     token bound to a tenant may name only its own (another is a 403, `PERMISSION_DENIED`).
+                 */
+                a2a_tenant: components["parameters"]["A2AV1Tenant"];
+                /** @description The A2A task id (the `id` of `/a2a/tasks/send`'s answer, and of the v1 Task). */
+                a2a_task_id: components["parameters"]["A2AV1TaskId"];
+                /** @description The id of a push notification config of the task. */
+                config_id: components["parameters"]["A2AV1PushConfigId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (or already absent) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["A2AV1Error"];
+            401: components["responses"]["A2AV1Error"];
+            403: components["responses"]["A2AV1Error"];
+            404: components["responses"]["A2AV1Error"];
+            429: components["responses"]["A2AV1Error"];
+            500: components["responses"]["A2AV1Error"];
+            503: components["responses"]["A2AV1Error"];
         };
     };
     getPeerProof: {

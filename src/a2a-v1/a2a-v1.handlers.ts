@@ -7,7 +7,7 @@ import type { A2AV1Service } from './a2a-v1.service.js'
 import type { ListTasksRequest, SendMessageRequest } from './a2a-v1-wire.js'
 import { responseContentType } from './media-type.js'
 import { withJsonNames } from './proto-json-names.js'
-import { callerInTenant } from './tenant-scope.js'
+import { callerInTenant, restCaller } from './tenant-scope.js'
 import { assertSupportedVersion } from './version.js'
 import { assertOperator, v1Caller } from './callers.js'
 import type { A2AV1Streams } from './streaming.js'
@@ -67,14 +67,12 @@ interface RestInput {
   readonly params: object
 }
 
-const tenantOf = (params: object): string | undefined => ('a2a_tenant' in params && typeof params.a2a_tenant === 'string' ? params.a2a_tenant : undefined)
-
 export function a2aV1Routes(service: A2AV1Service, streams: A2AV1Streams, moreMethods: Readonly<Record<string, JsonRpcMethod>> = {}): RouteDefinition[] {
   const json = (headers: IncomingHttpHeaders) => ({ 'Content-Type': responseContentType(headers.accept) })
   /** The version check and the tenant of the path, then the operation's answer with its content type. */
   const rest = async <T>(input: RestInput, answer: (caller: Caller) => Promise<T>) => {
     checkVersion(input.headers, input.query)
-    const body = await answer(callerInTenant(input.caller, tenantOf(input.params), input.headers['x-tenant-id']))
+    const body = await answer(restCaller(input))
     return { status: 200 as const, body, headers: json(input.headers) }
   }
   const jsonRpc = async ({ body, caller, headers, query }: Pick<HttpInput<'a2aV1JsonRpc'>, 'body' | 'caller' | 'headers'> & RestInput) => {

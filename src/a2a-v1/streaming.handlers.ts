@@ -1,12 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Caller } from '../auth/caller.js'
 import { AppError } from '../errors.js'
-import { type RouteDefinition, route } from '../http/route.js'
+import { type HttpInput, type RouteDefinition, route } from '../http/route.js'
 import type { SseFrame, StreamReply } from '../http/sse.js'
 import { type A2AErrorFormat, renderA2AError } from './a2a-v1-error-render.js'
 import { A2AProtocolError } from './a2a-v1-errors.js'
 import type { JsonRpcId } from './jsonrpc.js'
 import type { A2AV1Streams, TaskStreamEvent } from './streaming.js'
+import { restCaller } from './tenant-scope.js'
 import { assertSupportedVersion } from './version.js'
 import { assertOperator, v1Caller } from './callers.js'
 
@@ -60,24 +61,34 @@ export function streamReply(
   }
 }
 
-/** The HTTP+JSON streaming operations: `message:stream` and `tasks/{id}:subscribe` (POST, the spec's text; GET, its proto's rule). */
+/**
+ * The HTTP+JSON streaming operations: `message:stream` and `tasks/{id}:subscribe` (POST, the spec's text; GET, its
+ * proto's rule), each at the root and under `/{tenant}/` (the same handler; the caller scoped to the path's tenant).
+ */
 export function a2aV1StreamRoutes(streams: A2AV1Streams): RouteDefinition[] {
   const rest = (headers: IncomingHttpHeaders, body: unknown) => ({ body, id: null, accept: headers.accept })
+  const send = async (input: HttpInput<'a2aV1SendStreamingMessage'> | HttpInput<'a2aV1SendStreamingMessageForTenant'>) => {
+    assertSupportedVersion(input.headers['a2a-version'], input.query['A2A-Version'])
+    return streamReply(streams, await streams.sendStreaming(v1Caller(restCaller(input)), input.body), 'a2a-rest', rest(input.headers, input.body))
+  }
+  const subscribe = async (
+    input:
+      | HttpInput<'a2aV1SubscribeToTask'>
+      | HttpInput<'a2aV1SubscribeToTaskForTenant'>
+      | HttpInput<'a2aV1SubscribeToTaskGet'>
+      | HttpInput<'a2aV1SubscribeToTaskGetForTenant'>,
+  ) => {
+    assertSupportedVersion(input.headers['a2a-version'], input.query['A2A-Version'])
+    const events = await streams.subscribe(restCaller(input), input.params.a2a_task_id, lastEventIdOf(input.headers))
+    return streamReply(streams, events, 'a2a-rest', rest(input.headers, input.body))
+  }
   return [
-    route('a2aV1SendStreamingMessage', 'post', '/a2a/v1/message:stream', async ({ body, caller, headers, query }) => {
-      assertSupportedVersion(headers['a2a-version'], query['A2A-Version'])
-      return streamReply(streams, await streams.sendStreaming(v1Caller(caller), body), 'a2a-rest', rest(headers, body))
-    }),
-    route('a2aV1SubscribeToTask', 'post', '/a2a/v1/tasks/{a2a_task_id}:subscribe', async ({ params, body, caller, headers, query }) => {
-      assertSupportedVersion(headers['a2a-version'], query['A2A-Version'])
-      const events = await streams.subscribe(caller, params.a2a_task_id, lastEventIdOf(headers))
-      return streamReply(streams, events, 'a2a-rest', rest(headers, body))
-    }),
-    route('a2aV1SubscribeToTaskGet', 'get', '/a2a/v1/tasks/{a2a_task_id}:subscribe', async ({ params, caller, headers, query }) => {
-      assertSupportedVersion(headers['a2a-version'], query['A2A-Version'])
-      const events = await streams.subscribe(caller, params.a2a_task_id, lastEventIdOf(headers))
-      return streamReply(streams, events, 'a2a-rest', rest(headers, undefined))
-    }),
+    route('a2aV1SendStreamingMessage', 'post', '/a2a/v1/message:stream', send),
+    route('a2aV1SendStreamingMessageForTenant', 'post', '/a2a/v1/{a2a_tenant}/message:stream', send),
+    route('a2aV1SubscribeToTask', 'post', '/a2a/v1/tasks/{a2a_task_id}:subscribe', subscribe),
+    route('a2aV1SubscribeToTaskForTenant', 'post', '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:subscribe', subscribe),
+    route('a2aV1SubscribeToTaskGet', 'get', '/a2a/v1/tasks/{a2a_task_id}:subscribe', subscribe),
+    route('a2aV1SubscribeToTaskGetForTenant', 'get', '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:subscribe', subscribe),
   ]
 }
 

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Caller } from '../auth/caller.js'
 import { AppError } from '../errors.js'
 import { TENANT_PATTERN } from '../http/auth.js'
@@ -23,4 +24,17 @@ export function callerInTenant(caller: Caller, tenant: string | undefined, heade
     throw new A2AProtocolError('InvalidParams', `The request names tenant '${tenant}' and x-tenant-id '${header.slice(0, 64)}'`, { field: 'tenant' })
   }
   return { ...caller, tenantId: tenant }
+}
+
+/** The tenant the path of an HTTP+JSON tenant twin names (`/a2a/v1/{a2a_tenant}/…`); undefined at the root. */
+export function tenantOf(params: object): string | undefined {
+  return 'a2a_tenant' in params && typeof params.a2a_tenant === 'string' ? params.a2a_tenant : undefined
+}
+
+/**
+ * The caller of an HTTP+JSON operation, whichever of its twins (root or `/{tenant}/…`) the request came to: scoped
+ * to the tenant of the path as {@link callerInTenant} says (at the root, as it is).
+ */
+export function restCaller(input: { readonly caller: Caller; readonly params: object; readonly headers: IncomingHttpHeaders }): Caller {
+  return callerInTenant(input.caller, tenantOf(input.params), input.headers['x-tenant-id'])
 }

@@ -347,10 +347,10 @@ describe.each(testEngines())('auth matrix over every operation of openapi.yaml (
     expect(OPERATIONS.filter((o) => o.prefix === '/api/v1').length).toBeGreaterThanOrEqual(20)
     expect(OPERATIONS.some((o) => o.isPublic)).toBe(true)
     // The four legacy A2A writes (both prefixes) and A2A v1.0's JSON-RPC (at /a2a/v1 and /a2a/v1/), SendMessage and
-    // CancelTask (each also under /{tenant}/), SendStreamingMessage, the POST SubscribeToTask and
-    // CreateTaskPushNotificationConfig.
-    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(17)
-    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(19)
+    // CancelTask, SendStreamingMessage, the POST SubscribeToTask and CreateTaskPushNotificationConfig (each also
+    // under /{tenant}/).
+    expect(OPERATIONS.filter((o) => !o.isPublic && o.method === 'POST' && o.rootPath.startsWith('/a2a/')).length).toBe(20)
+    expect(OPERATIONS.filter((o) => o.errorFormat !== 'detail').length).toBe(26)
   })
 
   for (const op of OPERATIONS) {

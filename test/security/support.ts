@@ -260,6 +260,9 @@ const KNOWN_BODIES = new Set([
   'POST /a2a/v1/message:stream',
   'POST /a2a/v1/tasks/{a2a_task_id}:subscribe',
   'POST /a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs',
+  'POST /a2a/v1/{a2a_tenant}/message:stream',
+  'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:subscribe',
+  'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}/pushNotificationConfigs',
   ...['claim', 'progress', 'complete', 'fail', 'block', 'cancel', 'close'].map((a) => `POST /tasks/{task_id}/${a}`),
 ])
 
@@ -309,11 +312,14 @@ export function validBody(op: Operation, world: World): unknown {
       return { metadata: { reason: 'no longer needed' } }
     // A2A v1.0 streams (they end at the test app's stream time limit).
     case 'POST /a2a/v1/message:stream':
+    case 'POST /a2a/v1/{a2a_tenant}/message:stream':
       return v1SendParams(t)
     case 'POST /a2a/v1/tasks/{a2a_task_id}:subscribe':
+    case 'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:subscribe':
       return {}
     // A public address written as one (no DNS); test apps run no delivery worker, so nothing is sent there.
     case 'POST /a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs':
+    case 'POST /a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}/pushNotificationConfigs':
       return { url: 'https://93.184.215.14/hook', id: `cfg-${t}` }
   }
   // An operation added to the document after these templates: an empty object still exercises auth and tenancy.

@@ -127,6 +127,27 @@ describe('matching a request', () => {
     ['HEAD is answered as GET', { given: ['HEAD', '/tasks'], want: { path: '/tasks', operation: 'listTasks' } }],
     ['a method the path does not have', { given: ['PUT', '/tasks'], want: { path: '/tasks', operation: null } }],
     ['the /api/v1 mirror', { given: ['POST', '/api/v1/tasks/t1/claim'], want: { path: '/api/v1/tasks/{task_id}/claim', operation: 'claimTaskApiV1' } }],
+    [
+      'an A2A v1.0 tenant twin and its root do not shadow each other',
+      {
+        given: ['GET', '/a2a/v1/acme/tasks/t1/pushNotificationConfigs'],
+        want: { path: '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}/pushNotificationConfigs', operation: 'a2aV1ListTaskPushNotificationConfigsForTenant' },
+      },
+    ],
+    [
+      'the root of a tenant twin',
+      {
+        given: ['DELETE', '/a2a/v1/tasks/t1/pushNotificationConfigs/c1'],
+        want: { path: '/a2a/v1/tasks/{a2a_task_id}/pushNotificationConfigs/{config_id}', operation: 'a2aV1DeleteTaskPushNotificationConfig' },
+      },
+    ],
+    [
+      'a tenant twin with an action after the task id',
+      {
+        given: ['GET', '/a2a/v1/acme/tasks/t1:subscribe'],
+        want: { path: '/a2a/v1/{a2a_tenant}/tasks/{a2a_task_id}:subscribe', operation: 'a2aV1SubscribeToTaskGetForTenant' },
+      },
+    ],
     ['case matters', { given: ['GET', '/TASKS'], want: { path: null, operation: null } }],
     ['no trailing slash', { given: ['GET', '/tasks/'], want: { path: null, operation: null } }],
     ['no prefix without a path', { given: ['GET', '/api/v1'], want: { path: null, operation: null } }],
