@@ -10,6 +10,7 @@
 import { sendMessageBody } from './cases.js'
 import type { RunningProcess } from './proc.js'
 import { AUTH_HEADERS } from './systems.js'
+import { MAX_ARTIFACTS_PER_TASK } from '../../src/a2a/a2a-task.js'
 
 export const V1_PATH = '/a2a/v1'
 const V1_HEADERS = { ...AUTH_HEADERS, 'content-type': 'application/json', 'a2a-version': '1.0' }
@@ -83,8 +84,8 @@ async function taskInProgress(proc: RunningProcess): Promise<{ a2aId: string; ta
   return { a2aId, taskId }
 }
 
-/** Artifacts attached at most during a fan-out window (a task keeps at most 1000). */
-const MAX_PRODUCED = 990
+/** Artifacts attached at most during a fan-out window: a few under what a task keeps. */
+const MAX_PRODUCED = MAX_ARTIFACTS_PER_TASK - 10
 
 /** How long the fan-out waits after the window for deliveries still on their way. */
 const GRACE_MS = 10_000
@@ -125,7 +126,7 @@ async function countEvents(response: Response, onEvent: () => void): Promise<voi
 /**
  * `subscribers` streams on one task in progress while artifacts are attached to it as fast as the node takes them
  * (one at a time; each is one `artifactUpdate` event, where a progress report changes no v1 state and so is no
- * event) for `seconds`, at most {@link MAX_PRODUCED} (a task keeps 1000 artifacts); delivered events per second
+ * event) for `seconds`, at most {@link MAX_PRODUCED} (a task keeps {@link MAX_ARTIFACTS_PER_TASK}); delivered events per second
  * over the window. Resolves to the reason instead when the node does not stream.
  */
 export async function fanOut(proc: RunningProcess, subscribers: number, seconds: number): Promise<FanOutResult | string> {

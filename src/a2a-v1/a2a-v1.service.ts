@@ -48,7 +48,7 @@ export interface A2AV1ServiceDeps {
   /** An in-process agent that answers new and resumed tasks (none: external workers do, through the lifecycle API). */
   readonly executor?: AgentExecutor
   /** Checks a push config sent inline with SendMessage and gives what stores it for the task, in its transaction. */
-  readonly pushConfigs?: Pick<PushConfigService, 'prepare'>
+  readonly pushConfigs: Pick<PushConfigService, 'prepare'>
   /** Told when an executor's run throws (the task is failed with a generic reason; the error goes here). */
   readonly onExecutorError?: (error: unknown, taskId: string) => void
 }
@@ -111,7 +111,7 @@ export class A2AV1Service {
     const now = this.#deps.clock.now()
     const stored = JSON.stringify(message)
     const inlinePush = request.configuration?.taskPushNotificationConfig
-    const storePush = inlinePush === undefined ? null : await this.#pushConfigs().prepare(inlinePush as V1PushConfig)
+    const storePush = inlinePush === undefined ? null : await this.#deps.pushConfigs.prepare(inlinePush as V1PushConfig)
     const { id, bernsteinTaskId, contextId, resumed, body } = await this.#deps.store.transaction(async (repos) => {
       if (message.taskId !== undefined && message.taskId !== '') {
         const record = await repos.a2a.get(caller.tenantId, message.taskId)
@@ -199,12 +199,6 @@ export class A2AV1Service {
       }
       await wake
     }
-  }
-
-  #pushConfigs(): Pick<PushConfigService, 'prepare'> {
-    const configs = this.#deps.pushConfigs
-    if (configs === undefined) throw new A2AProtocolError('PushNotificationNotSupportedError', 'This node does not deliver push notifications')
-    return configs
   }
 
   #roleOf(request: SendMessageRequest): string {
