@@ -9,7 +9,15 @@ import { artifactChunk } from './v1-artifacts.js'
 
 /** Told of each event of an A2A v1.0 task as it is logged, inside the transaction of the change that made it. */
 export interface StreamEventListener {
-  onStreamEvent(repos: Repositories, event: { readonly tenantId: string; readonly a2aTaskId: string; readonly body: V1StreamResponse }): Promise<void>
+  onStreamEvent(repos: Repositories, event: StreamEvent): Promise<void>
+}
+
+/** An event as it is logged, with how many push configs its task had when the change began to be recorded. */
+export interface StreamEvent {
+  readonly tenantId: string
+  readonly a2aTaskId: string
+  readonly body: V1StreamResponse
+  readonly pushConfigs: number
 }
 
 /** The state a task's stream starts from: a new task is submitted, and its first change is the first event. */
@@ -35,8 +43,11 @@ export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
     this.#listeners = listeners
   }
 
-  onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
-    return this.#record(repos, change.after)
+  async onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
+    // A task being created has no A2A task linked to it yet (the A2A row is inserted after its task, in the same
+    // transaction), and its creation is no event: its stream starts at SUBMITTED. Nothing to look up.
+    if (change.before === null) return
+    await this.#record(repos, change.after)
   }
 
   onArtifact(repos: Repositories, task: Task): Promise<void> {
@@ -48,10 +59,11 @@ export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
     const now = this.#clock.now()
     for (const record of records) {
       const events = repos.a2aV1Events
-      const position = await events.position(record.id)
-      const contextId = (await repos.a2aV1.contextOf(task.tenantId, record.id)) ?? record.id
+      // One read for where the log stands and what surrounds it; the rest only when there is something to do.
+      const position = await events.streamState(task.tenantId, record.id)
+      const contextId = position.contextId ?? record.id
       // Artifacts are read only when there are new ones (a progress report reads none).
-      const artifacts = (await events.artifactCount(record.id)) > position.artifacts ? await repos.a2a.artifacts(record.id) : []
+      const artifacts = position.artifactCount > position.artifacts ? await repos.a2a.artifacts(record.id) : []
       let seq = position.lastSeq
       let logged = position.artifacts
       // Artifacts first: a finishing task's result is part of what its final status reports.
@@ -71,19 +83,21 @@ export class StreamEventRecorder implements TaskObserver, ArtifactObserver {
           body: JSON.stringify(body),
           createdAt: now,
         })
-        await this.#tell(repos, task.tenantId, record.id, body)
+        await this.#tell(repos, task.tenantId, record.id, body, position.pushConfigs)
       }
       const state = TASK_STATE_OF[task.status]
       if (state !== previousState) {
         const body: V1StreamResponse = { statusUpdate: { taskId: record.id, contextId, status: { state, timestamp: isoTime(task.updatedAt) } } }
         await events.append({ a2aTaskId: record.id, seq: ++seq, kind: 'status', state, artifacts: logged, body: JSON.stringify(body), createdAt: now })
-        await this.#tell(repos, task.tenantId, record.id, body)
+        await this.#tell(repos, task.tenantId, record.id, body, position.pushConfigs)
       }
-      if (seq !== position.lastSeq) await events.prune(record.id, now - this.#retentionMs / 1000, seq)
+      // Pruning deletes nothing while the oldest event is within the retention window: skip the statement then.
+      const before = now - this.#retentionMs / 1000
+      if (seq !== position.lastSeq && position.oldestAt !== null && position.oldestAt < before) await events.prune(record.id, before, seq)
     }
   }
 
-  async #tell(repos: Repositories, tenantId: string, a2aTaskId: string, body: V1StreamResponse): Promise<void> {
-    for (const listener of this.#listeners) await listener.onStreamEvent(repos, { tenantId, a2aTaskId, body })
+  async #tell(repos: Repositories, tenantId: string, a2aTaskId: string, body: V1StreamResponse, pushConfigs: number): Promise<void> {
+    for (const listener of this.#listeners) await listener.onStreamEvent(repos, { tenantId, a2aTaskId, body, pushConfigs })
   }
 }

@@ -20,3 +20,15 @@ export interface A2AV1StreamPosition {
   /** How many artifact events were recorded (artifacts are only appended, so the next one's index). */
   readonly artifacts: number
 }
+
+/** What logging a change of an A2A task starts from (`streamState`): its log's position and what surrounds it. */
+export interface A2AV1StreamState extends A2AV1StreamPosition {
+  /** When the oldest event still logged was recorded (Unix seconds); null with none. */
+  readonly oldestAt: number | null
+  /** The v1 context of the task; null when it was created without one (v0). */
+  readonly contextId: string | null
+  /** How many artifacts the A2A task holds. */
+  readonly artifactCount: number
+  /** How many push configs the task has. */
+  readonly pushConfigs: number
+}

@@ -121,7 +121,7 @@ export class A2AService implements TaskObserver {
   /**
    * Attaches an artifact. On a finished task the response changes after its completion receipt, so it is attested
    * again: the newest receipt always covers what GET shows. The linked task's row is locked first, the order every
-   * task change takes its locks in (task, audit chain head, A2A row, receipt spine head), so that an attach racing
+   * task change takes its locks in (task, A2A row, receipt spine head, audit chain head at COMMIT), so that an attach racing
    * a completion waits for it, sees it, and does not deadlock on PostgreSQL.
    */
   async addArtifact(tenantId: string, id: string, input: { name: string; data: string; contentType: string }, access?: TaskAccess): Promise<A2AArtifact> {

@@ -80,7 +80,7 @@ export class InboundTrustGate implements InboundGate {
     return {
       ...verified,
       onAccepted: async (repos, taskId, tenantId) => {
-        await this.#audit.appendBoundary(repos, tenantId, envelope, {
+        this.#audit.appendBoundary(repos, tenantId, envelope, {
           actor: { session_id: `a2a:${request.sender.name}`, role: request.task.role, model: 'none' },
           ticketId: taskId,
         })

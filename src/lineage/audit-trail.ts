@@ -14,6 +14,7 @@ import {
 import { type PartitionScheme, partitionFor } from './partitions.js'
 import type { Clock } from '../runtime.js'
 import type { Repositories } from '../store/store.js'
+import type { ChainEntryBuilder } from '../store/chain.repository.js'
 import type { Task } from '../tasks/task.js'
 import type { TaskChange, TaskObserver } from '../tasks/task-events.js'
 
@@ -72,14 +73,17 @@ export class AuditTrail implements TaskObserver {
     return this.#append(repos, tenantId, input.ticketId, (prevEntryHash) => signTrackerEntry(input, this.#context(prevEntryHash)))
   }
 
-  /** Appends the cross-org boundary entry for an envelope received from a peer (§7.2). */
-  async appendBoundary(
+  /**
+   * Appends the cross-org boundary entry for an envelope received from a peer (§7.2), as the transaction's last
+   * statement, after the entries of the task changes before it (the accepted task's creation first).
+   */
+  appendBoundary(
     repos: Repositories,
     tenantId: string,
     envelope: LineageEnvelope,
     options: Pick<CrossOrgBoundaryOptions, 'actor' | 'ticketId' | 'lifecycleEventId'>,
-  ): Promise<TrackerAuditEntry> {
-    return this.#append(repos, tenantId, options.ticketId, (prevEntryHash) => {
+  ): void {
+    this.#appendAtCommit(repos, tenantId, options.ticketId, (prevEntryHash) => {
       const entry = buildCrossOrgBoundaryEntry(envelope, { ...options, ...this.#context(prevEntryHash) })
       return { entry, line: trackerEntryLine(entry).slice(0, -1) }
     })
@@ -97,17 +101,30 @@ export class AuditTrail implements TaskObserver {
     ticketId: string,
     sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string },
   ): Promise<TrackerAuditEntry> {
-    const partition = partitionFor(TRACKER_AUDIT_CHAIN, this.#partitions, tenantId, ticketId)
-    const { value } = await repos.chains.appendNext(partition, GENESIS_PREV_HASH, (head) => {
-      const { entry, line } = sign(head.headHash)
-      return { entry: { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line }, value: entry }
-    })
+    const { value } = await repos.chains.appendNext(
+      partitionFor(TRACKER_AUDIT_CHAIN, this.#partitions, tenantId, ticketId),
+      GENESIS_PREV_HASH,
+      chainEntry(sign),
+    )
     return value
   }
 
+  /** As `append`, as the transaction's last statement (`appendAtCommit`), for entries nothing in it reads back. */
+  #appendAtCommit(repos: Repositories, tenantId: string, ticketId: string, sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string }): void {
+    repos.chains.appendAtCommit(partitionFor(TRACKER_AUDIT_CHAIN, this.#partitions, tenantId, ticketId), GENESIS_PREV_HASH, chainEntry(sign))
+  }
+
+  #appendEntryAtCommit(repos: Repositories, tenantId: string, input: TrackerEntryInput): void {
+    this.#appendAtCommit(repos, tenantId, input.ticketId, (prevEntryHash) => signTrackerEntry(input, this.#context(prevEntryHash)))
+  }
+
+  /**
+   * A task change's entry is appended as the transaction's last statement: nothing in the transaction reads it
+   * back, and on PostgreSQL the partition head's lock is then held for the COMMIT alone.
+   */
   async onTaskChange(repos: Repositories, change: TaskChange): Promise<void> {
     const { before, after } = change
-    await this.append(repos, after.tenantId, {
+    this.#appendEntryAtCommit(repos, after.tenantId, {
       trackerName: TRACKER_NAME,
       ticketId: after.id,
       action: ACTION_OF[change.action],
@@ -123,7 +140,7 @@ export class AuditTrail implements TaskObserver {
 
   /** An artifact attached to an A2A task is recorded against its linked task (`attach`). */
   async onArtifact(repos: Repositories, task: Task, artifact: { name: string; contentType: string; data: string }): Promise<void> {
-    await this.append(repos, task.tenantId, {
+    this.#appendEntryAtCommit(repos, task.tenantId, {
       trackerName: TRACKER_NAME,
       ticketId: task.id,
       action: 'attach',
@@ -138,5 +155,13 @@ export class AuditTrail implements TaskObserver {
 
   #actor(task: Task, actor: string | null): TrackerActor {
     return { session_id: actor ?? task.assignedAgent ?? 'bernstein-a2a', role: task.role, model: 'none' }
+  }
+}
+
+/** A signed entry as the chain stores it, built on the head's hash. */
+function chainEntry(sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string }): ChainEntryBuilder<TrackerAuditEntry> {
+  return (head) => {
+    const { entry, line } = sign(head.headHash)
+    return { entry: { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line }, value: entry }
   }
 }

@@ -91,6 +91,10 @@ export class ChainHeadCache {
     this.#heads.set(chain, head)
   }
 
+  delete(chain: string): void {
+    this.#heads.delete(chain)
+  }
+
   clear(): void {
     this.#heads.clear()
   }
@@ -111,12 +115,23 @@ export interface ChainLockClock {
  * instead of forking the chain.
  */
 export class ChainRepository extends Repository {
+  /** SQLite: the heads themselves (see ChainHeadCache). */
   readonly #cache: ChainHeadCache | null
+  /**
+   * PostgreSQL: the head each chain had after this process's last append to it, a guess only. An append is built
+   * on it and the compare-and-append statement checks it: right (one replica, or a partition no other replica wrote
+   * since), it saves reading the head; wrong (another replica appended, or the transaction that moved it rolled
+   * back), nothing is written and the head is read.
+   */
+  readonly #hints: ChainHeadCache | null
   readonly #clock: ChainLockClock | null
+  /** Appends `appendAtCommit` queued, in order; `flushDeferred` runs them. */
+  readonly #deferred: Array<{ chain: string; genesis: string; build: ChainEntryBuilder<unknown> }> = []
 
   constructor(db: Kysely<Database>, engine: Engine, cache: ChainHeadCache | null = null, clock: ChainLockClock | null = null) {
     super(db, engine)
     this.#cache = engine === 'sqlite' ? cache : null
+    this.#hints = engine === 'postgres' ? cache : null
     this.#clock = clock
   }
 
@@ -126,8 +141,9 @@ export class ChainRepository extends Repository {
 
   /**
    * Appends the entry `build` makes from the chain's current head (created empty, `genesis`, on first use) and
-   * returns its position and what `build` returned. PostgreSQL: the head is read without a lock and moved by one
-   * compare-and-append statement; when another writer got there first, the entry is built again on the new head.
+   * returns its position and what `build` returned. PostgreSQL: the head is this process's guess (or read without a
+   * lock) and moved by one compare-and-append statement; when another writer got there first, the entry is built
+   * again on the head as read.
    */
   async appendNext<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>): Promise<{ readonly position: number; readonly value: T }> {
     if (this.engine !== 'postgres') {
@@ -136,15 +152,34 @@ export class ChainRepository extends Repository {
       return { position: await this.append(chain, head, entry), value }
     }
     for (;;) {
-      const head = (await this.head(chain)) ?? (await this.#create(chain, genesis))
+      const head = this.#hints?.get(chain) ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
       const { entry, value } = build(head)
       const result = await this.db.executeQuery(
         CompiledQuery.raw(COMPARE_AND_APPEND, [chain, entry.entryHash, head.headHash, head.length, entry.ticketId, entry.trackerName, entry.line]),
       )
       if (Number(result.numAffectedRows ?? 0n) === 1) {
         this.#locked()
+        this.#hints?.set(chain, { headHash: entry.entryHash, length: head.length + 1 })
         return { position: head.length + 1, value }
       }
+      this.#hints?.delete(chain)
+    }
+  }
+
+  /**
+   * Queues an append whose result the transaction does not need, to run as its last statement before COMMIT
+   * (`flushDeferred`, called by the store). On PostgreSQL the head's lock is then held for the COMMIT alone, not
+   * across the rest of the transaction's round trips. Only a repository bound to a transaction can defer.
+   */
+  appendAtCommit(chain: string, genesis: string, build: ChainEntryBuilder<unknown>): void {
+    if (this.#clock === null) throw new TypeError('appendAtCommit needs a transaction: the queued append runs just before its COMMIT')
+    this.#deferred.push({ chain, genesis, build })
+  }
+
+  /** Runs the queued appends in the order they were queued (the store calls it as the transaction's last step). */
+  async flushDeferred(): Promise<void> {
+    for (let next = this.#deferred.shift(); next !== undefined; next = this.#deferred.shift()) {
+      await this.appendNext(next.chain, next.genesis, next.build)
     }
   }
 

@@ -46,7 +46,7 @@ export class Store {
   readonly #group: SqliteGroupCommit | null
   readonly #storageObservers: StorageObserver[] = []
   readonly #holdObservers: Array<(seconds: number) => void> = []
-  /** SQLite: the chain heads, kept between transactions (see ChainHeadCache). */
+  /** The chain heads kept between transactions: SQLite's own (see ChainHeadCache), PostgreSQL's guesses (ChainRepository). */
   readonly #heads = new ChainHeadCache()
 
   constructor(connection: Connection) {
@@ -118,14 +118,14 @@ export class Store {
     const engine = this.#connection.engine
     if (this.#group) {
       const clock: ChainLockClock = { lockedAt: null }
-      const value = await this.#group.run((db) => work(Store.#bind(db, engine, this.#heads, clock)))
+      const value = await this.#group.run((db) => Store.#run(work, Store.#bind(db, engine, this.#heads, clock)))
       this.#held(clock)
       return value
     }
     for (let attempt = 1; ; attempt++) {
       const clock: ChainLockClock = { lockedAt: null }
       try {
-        const value = await this.#connection.db.transaction().execute((trx) => work(Store.#bind(trx, engine, null, clock)))
+        const value = await this.#connection.db.transaction().execute((trx) => Store.#run(work, Store.#bind(trx, engine, this.#heads, clock)))
         this.#held(clock)
         return value
       } catch (error) {
@@ -135,6 +135,13 @@ export class Store {
         if (attempt >= MAX_ATTEMPTS) throw new DatabaseUnavailable(`transaction aborted ${attempt} times by lock contention (${code})`, error)
       }
     }
+  }
+
+  /** `work`, then the chain appends it deferred to its end (`appendAtCommit`): the head locks are taken last. */
+  static async #run<T>(work: (repos: Repositories) => Promise<T>, repos: Repositories): Promise<T> {
+    const value = await work(repos)
+    await repos.chains.flushDeferred()
+    return value
   }
 
   /** Throws when the database does not answer; the message says why without naming hosts or addresses. */

@@ -1,7 +1,6 @@
 import type { Clock, Ids } from '../../runtime.js'
 import type { Repositories } from '../../store/store.js'
-import type { V1StreamResponse } from '../a2a-v1-wire.js'
-import type { StreamEventListener } from '../stream-recorder.js'
+import type { StreamEvent, StreamEventListener } from '../stream-recorder.js'
 
 /**
  * Writes the deliveries of a task's events: told of each event the stream log records (inside the transaction of
@@ -20,7 +19,9 @@ export class PushOutbox implements StreamEventListener {
     this.#wake = deps.wake
   }
 
-  async onStreamEvent(repos: Repositories, event: { readonly tenantId: string; readonly a2aTaskId: string; readonly body: V1StreamResponse }): Promise<void> {
+  async onStreamEvent(repos: Repositories, event: StreamEvent): Promise<void> {
+    // Most tasks have no push config: the recorder counted them in the read it makes anyway.
+    if (event.pushConfigs === 0) return
     const configs = await repos.a2aV1Push.configsOf(event.tenantId, event.a2aTaskId)
     for (const config of configs) {
       await repos.a2aV1Push.insertDelivery({
