@@ -7,11 +7,12 @@ import schemaValidatorModule from 'express-openapi-validator/dist/framework/open
 import preprocessorModule from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
 import validatorModule from 'express-openapi-validator/dist/openapi.validator.js'
 import contextModule from 'express-openapi-validator/dist/framework/openapi.context.js'
+import utilModule from 'express-openapi-validator/dist/middlewares/util.js'
 import { routeIfMatched } from './operation-index.js'
 import { PathTemplates, decodeParameters, parameterNames } from './path-templates.js'
 
 /**
- * Five replacements of express-openapi-validator internals, for start-up time and per-request cost, each with the
+ * Six replacements of express-openapi-validator internals, for start-up time and per-request cost, each with the
  * validator's own answers (test/unit/http/validator-patches.test.ts compares them with the originals). They are
  * applied by {@link installValidatorPatches}, which `createApp` calls: importing this module changes nothing.
  * They are written against one release of the validator, and installing them on another one fails at start-up.
@@ -45,6 +46,7 @@ export function installValidatorPatches(installedVersion: () => string = install
   skipBundlingOfBundledDocuments()
   resolveLocalRefsWithoutCompiling()
   validateInOneStep()
+  compileWithoutUnreferencedPaths()
 }
 
 // --- 1. The operation lookup: the contract's one path matcher, and the match the app already made -----------------
@@ -405,4 +407,61 @@ function validateInOneStep(): void {
 /** Whether the validator now runs as one synchronous middleware (for tests and diagnostics). */
 export function validationInOneStep(): boolean {
   return validatorPrototype.installMiddleware.oneStep === true
+}
+
+// --- 6. Each operation's schemas compiled without the document's paths when nothing refers into them -------------
+
+type UseAjvCache = ((ajv: unknown, schema: Document, cacheKey: string) => unknown) & { readonly withoutPaths?: true }
+const validatorUtil = utilModule as unknown as { useAjvCache: UseAjvCache }
+/** The validator's own `useAjvCache` (tests compare against it). */
+export const compileWithPaths: UseAjvCache = validatorUtil.useAjvCache
+
+/**
+ * The validator compiles each operation's request schemas and each of its responses' schemas as a root of its own
+ * that carries the whole document's `paths` and `components` (so that a `$ref` anywhere in the document resolves),
+ * and ajv walks every key of a new root for ids and anchors before compiling it: for this contract, the paths are
+ * 60 % of the document and made the first request of each operation take 100-400 ms. A `$ref` can only reach the
+ * paths by a pointer that starts with `#/paths`; when no `$ref` in the paths or the components does, the root is
+ * compiled without them, with the same answers. Whether one does is decided once per document.
+ */
+function compileWithoutUnreferencedPaths(): void {
+  if (validatorUtil.useAjvCache.withoutPaths) return
+  const original = compileWithPaths
+  // By the paths and then the components object (every root of one document shares both).
+  const referredInto = new WeakMap<object, WeakMap<object, boolean>>()
+  const useAjvCache = (ajv: unknown, schema: Document, cacheKey: string): unknown => {
+    const { paths, ...rest } = schema
+    const components = schema['components']
+    if (typeof paths !== 'object' || paths === null || typeof components !== 'object' || components === null) return original(ajv, schema, cacheKey)
+    const byComponents = referredInto.get(paths) ?? new WeakMap<object, boolean>()
+    referredInto.set(paths, byComponents)
+    let refers = byComponents.get(components)
+    if (refers === undefined) {
+      refers = refersInto([paths, components], '#/paths')
+      byComponents.set(components, refers)
+    }
+    return original(ajv, refers ? schema : rest, cacheKey)
+  }
+  validatorUtil.useAjvCache = Object.assign(useAjvCache, { withoutPaths: true as const })
+}
+
+/** Whether any `$ref` under `roots` is `prefix` or a pointer below it. */
+export function refersInto(roots: readonly unknown[], prefix: string): boolean {
+  const seen = new Set<object>()
+  const stack = [...roots]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue
+    seen.add(node)
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && (value === prefix || value.startsWith(`${prefix}/`))) return true
+      if (typeof value === 'object' && value !== null) stack.push(value)
+    }
+  }
+  return false
+}
+
+/** Whether operations' schemas are now compiled without unreferenced paths (for tests and diagnostics). */
+export function compilingWithoutPaths(): boolean {
+  return validatorUtil.useAjvCache.withoutPaths === true
 }

@@ -67,6 +67,21 @@ const GET_TASK_WITH_LINKED_STATE = new ReusableQuery(2, (db, tenantId: string, i
     .where('a.id', '=', id)
     .orderBy('r.seq', 'asc'),
 )
+/** The card key a signed delegation was delivered under, by the A2A task's id or by its Bernstein task's (hot: every read of a task). */
+const INBOUND_SIGNING_KEY = {
+  a2a_task_id: new ReusableQuery(2, (db, tenantId: string, id: string) =>
+    db
+      .selectFrom('federated_inbound')
+      .select('signing_key')
+      .where('tenant_id', '=', tenantId)
+      .where('a2a_task_id', '=', id)
+      .where('signing_key', 'is not', null),
+  ),
+  task_id: new ReusableQuery(2, (db, tenantId: string, id: string) =>
+    db.selectFrom('federated_inbound').select('signing_key').where('tenant_id', '=', tenantId).where('task_id', '=', id).where('signing_key', 'is not', null),
+  ),
+} as const
+
 const ARTIFACTS = new ReusableQuery(1, (db, a2aTaskId: string) =>
   db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc'),
 )
@@ -196,13 +211,10 @@ export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> 
    * or it came unsigned.
    */
   async inboundSigningKey(tenantId: string, ref: TaskRef): Promise<string | null> {
-    const row = await this.db
-      .selectFrom('federated_inbound')
-      .select('signing_key')
-      .where('tenant_id', '=', tenantId)
-      .where('a2aTaskId' in ref ? 'a2a_task_id' : 'task_id', '=', 'a2aTaskId' in ref ? ref.a2aTaskId : ref.taskId)
-      .where('signing_key', 'is not', null)
-      .executeTakeFirst()
+    const row =
+      'a2aTaskId' in ref
+        ? await INBOUND_SIGNING_KEY.a2a_task_id.first(this.db, this.engine, tenantId, ref.a2aTaskId)
+        : await INBOUND_SIGNING_KEY.task_id.first(this.db, this.engine, tenantId, ref.taskId)
     return row?.signing_key ?? null
   }
 

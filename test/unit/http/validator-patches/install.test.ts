@@ -20,19 +20,21 @@ describe('installing the patches of express-openapi-validator', () => {
     )
   })
 
-  it('is applied by the app only: importing the library changes nothing, a refusal changes nothing, installing patches all five', () => {
+  it('is applied by the app only: importing the library changes nothing, a refusal changes nothing, installing patches all six', () => {
     // A process of its own: in this one, other tests may have installed the patches already.
     const script = `
       import validator from 'express-openapi-validator/dist/openapi.validator.js'
       import framework from 'express-openapi-validator/dist/framework/index.js'
       import schemaValidator from 'express-openapi-validator/dist/framework/openapi.schema.validator.js'
       import preprocessor from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
+      import util from 'express-openapi-validator/dist/middlewares/util.js'
       const patched = () => [
         validator.OpenApiValidator.prototype.metadataMiddleware.indexed === true,
         schemaValidator.OpenAPISchemaValidator.deferred === true,
         framework.OpenAPIFramework.prototype.loadSpec.skipsBundled === true,
         preprocessor.SchemaPreprocessor.prototype.resolveSchema.withoutCompiling === true,
         validator.OpenApiValidator.prototype.installMiddleware.oneStep === true,
+        util.useAjvCache.withoutPaths === true,
       ]
       await import('./src/index.ts')
       const { installValidatorPatches } = await import('./src/http/validator-patches.ts')
@@ -46,10 +48,10 @@ describe('installing the patches of express-openapi-validator', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 })
     expect(run.stderr).toBe('')
     expect(JSON.parse(run.stdout)).toEqual({
-      imported: [false, false, false, false, false],
+      imported: [false, false, false, false, false, false],
       refusal: true,
-      refused: [false, false, false, false, false],
-      installed: [true, true, true, true, true],
+      refused: [false, false, false, false, false, false],
+      installed: [true, true, true, true, true, true],
     })
   })
 })
