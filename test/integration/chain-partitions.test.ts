@@ -15,13 +15,14 @@ import { ChainCheckpoints } from '../../src/lineage/checkpoints.js'
 import { LineageService } from '../../src/lineage/lineage.service.js'
 import { partitionName } from '../../src/lineage/partitions.js'
 import { verifySpine } from '../../src/lineage/spine.js'
-import { GENESIS_PREV_HASH, type TrackerEntryInput, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
+import { GENESIS_PREV_HASH, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import type { A2ATaskResponseBody } from '../../src/receipts/attestation.js'
 import { RECEIPT_SPINE_CHAIN, ReceiptAttestor } from '../../src/receipts/receipt-attestor.js'
 import { randomIds, systemClock } from '../../src/runtime.js'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { migrationProvider } from '../../src/store/migrations/index.js'
 import { Store } from '../../src/store/store.js'
+import { trackerInput } from '../helpers/tracker-input.js'
 import { type TestEngine, createTestDatabase, migratedDatabasePerTest, testEngines } from '../helpers/engines.js'
 
 const freshConnection = migratedDatabasePerTest()
@@ -29,15 +30,7 @@ const auditKey = Buffer.from(randomBytes(32).toString('hex'), 'ascii')
 const receiptKey = { kid: 'a2a-server-lineage-test', ...generateEd25519KeyPair() }
 const jwks = () => ({ keys: [jwksEntry(receiptKey.publicKey, receiptKey.kid)] })
 
-const input = (ticketId: string, n: number): TrackerEntryInput => ({
-  trackerName: 'bernstein',
-  ticketId,
-  action: 'transition',
-  actor: { session_id: 'test', role: 'worker', model: 'none' },
-  inputPrompt: `prompt ${n}`,
-  outputBlob: `output ${n}`,
-  idempotencyKey: `${ticketId}@${n}`,
-})
+const input = trackerInput
 
 const response = (id: string): A2ATaskResponseBody =>
   ({ id, sender: 'peer', status: 'submitted', created_at: 1, updated_at: 1, artifacts: [] }) as unknown as A2ATaskResponseBody

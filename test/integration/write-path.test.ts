@@ -9,9 +9,10 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { AuditTrail, TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
 import { LineageService } from '../../src/lineage/lineage.service.js'
-import { GENESIS_PREV_HASH, type TrackerEntryInput } from '../../src/lineage/tracker-audit.js'
+import { GENESIS_PREV_HASH } from '../../src/lineage/tracker-audit.js'
 import { systemClock } from '../../src/runtime.js'
 import { Store } from '../../src/store/store.js'
+import { trackerInput } from '../helpers/tracker-input.js'
 import { type TestEngine, migratedDatabasePerTest, testEngines } from '../helpers/engines.js'
 import { TEST_AUDIT_KEY, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 
@@ -37,15 +38,7 @@ async function counted(engine: TestEngine) {
   return { app, post }
 }
 
-const entry = (ticketId: string, n: number): TrackerEntryInput => ({
-  trackerName: 'bernstein',
-  ticketId,
-  action: 'transition',
-  actor: { session_id: 'test', role: 'worker', model: 'none' },
-  inputPrompt: `prompt ${n}`,
-  outputBlob: `output ${n}`,
-  idempotencyKey: `${ticketId}@${n}`,
-})
+const entry = trackerInput
 
 describe.each(testEngines())('the write path on %s', (engine) => {
   it('a send: the audit append is the last statement before COMMIT, and no chain head is read once this process moved it', async () => {
