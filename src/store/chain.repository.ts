@@ -280,7 +280,11 @@ export class ChainRepository extends Repository {
     return rows.map((r) => ({ position: Number(r.position), entryHash: r.entry_hash, ticketId: r.ticket_id, trackerName: r.tracker_name, line: r.line }))
   }
 
-  /** Streams a whole chain in pages, so verification and export use constant memory. */
+  /**
+   * Streams a whole chain in pages, so verification and export use constant memory. Between pages it lets the event
+   * loop run: SQLite's reads are synchronous and settle as microtasks, so a walk of a long chain (a verification)
+   * would otherwise hold the loop from its first page to its last, and the node answered nothing meanwhile.
+   */
   async *stream(chain: string, pageSize = 1000): AsyncGenerator<ChainLine> {
     let after = 0
     for (;;) {
@@ -288,6 +292,7 @@ export class ChainRepository extends Repository {
       for (const line of page) yield line
       if (page.length < pageSize) return
       after = (page[page.length - 1] as ChainLine).position
+      await new Promise<void>((resolve) => setImmediate(resolve))
     }
   }
 }

@@ -17,6 +17,31 @@ const entry = (hash: string, ticketId: string | null = null) => ({
 })
 
 describe.each(testEngines())('ChainRepository on %s', (engine) => {
+  it('lets the event loop run between the pages of a stream (a long verification does not stop the node)', async () => {
+    const store = await freshStore(engine)
+    await store.transaction(async (repos) => {
+      let head = await repos.chains.lockHead('long', 'genesis')
+      for (let i = 1; i <= 50; i++) {
+        await repos.chains.append('long', head, entry(`h${i}`))
+        head = { headHash: `h${i}`, length: i }
+      }
+    })
+    // Turns of the event loop while the stream is read: a callback that re-arms itself on every turn.
+    let turns = 0
+    let reading = true
+    const turn = (): void => {
+      turns++
+      if (reading) setImmediate(turn)
+    }
+    setImmediate(turn)
+    const positions: number[] = []
+    for await (const line of store.repos.chains.stream('long', 10)) positions.push(line.position)
+    reading = false
+    expect(positions).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+    // Five pages: the loop turned between each two of them at least.
+    expect(turns).toBeGreaterThanOrEqual(4)
+  })
+
   it('appends at the next position and moves only that chain’s head', async () => {
     const store = await freshStore(engine)
     await store.transaction(async (repos) => {
