@@ -1497,7 +1497,7 @@ export interface paths {
         };
         /**
          * Verify the whole tracker-audit chain
-         * @description Walks the chain under the operator key and stops at the first failure, with Bernstein's message. Operator only.
+         * @description Walks the chain under the operator key and stops at the first failure, with Bernstein's message. Operator only. Its work grows with the chain (every partition, page by page), so the request deadline does not cut it (`x-no-deadline`); each of its reads is bounded by the database's statement timeout.
          */
         get: operations["verifyTrackerAudit"];
         put?: never;
@@ -1557,7 +1557,7 @@ export interface paths {
         };
         /**
          * Verify the whole tracker-audit chain
-         * @description Walks the chain under the operator key and stops at the first failure, with Bernstein's message. Operator only.
+         * @description Walks the chain under the operator key and stops at the first failure, with Bernstein's message. Operator only. Its work grows with the chain (every partition, page by page), so the request deadline does not cut it (`x-no-deadline`); each of its reads is bounded by the database's statement timeout.
          */
         get: operations["verifyTrackerAuditApiV1"];
         put?: never;

@@ -85,7 +85,7 @@ export class Admission {
   /**
    * Just before the handler: an answer not begun in time is a 503 with `Retry-After`, in the operation's own error
    * format (`render`: the app's error handler). An operation that waits by design (`x-waits`) is given its wait
-   * bound on top of the deadline. The handler goes on (a write may still commit, as with any 503 of a lost
+   * bound on top of the deadline; one whose work grows with what is stored (`x-no-deadline`) has none. The handler goes on (a write may still commit, as with any 503 of a lost
    * connection); what it answers later is dropped (see the dispatcher). The connection is closed after the 503,
    * since the request is still being worked on.
    */
@@ -94,8 +94,9 @@ export class Admission {
     const waitBoundMs = this.#options.waitBoundMs ?? 0
     return (req, res, next) => {
       this.#timeWrite(req.method, res)
-      if (ms <= 0 || !mayRefuse(res)) return next()
-      const timeout = routeOf(res).policy.waits ? ms + waitBoundMs : ms
+      const policy = routeOf(res).policy
+      if (ms <= 0 || !mayRefuse(res) || policy.noDeadline) return next()
+      const timeout = policy.waits ? ms + waitBoundMs : ms
       const timer = setTimeout(() => {
         if (res.headersSent) return
         res.locals['deadlinePassed'] = true

@@ -51,6 +51,11 @@ export interface AccessPolicy {
    * deadline is the request deadline plus the node's blocking bound (see `Admission.deadline`).
    */
   readonly waits: boolean
+  /**
+   * `x-no-deadline: true`: the operation's work grows with what is stored (it walks whole chains, page by page),
+   * so the request deadline does not cut it; each of its reads is bounded by the database's statement timeout.
+   */
+  readonly noDeadline: boolean
 }
 
 /** One operation of the contract, with its policy (the `x-` extensions of openapi.yaml). */
@@ -93,7 +98,16 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 /** Methods whose content means something (RFC 9110): only their operations read a body, and must say how. */
 const METHODS_WITH_CONTENT: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
-const EXTENSIONS = ['x-permission', 'x-rate-limit-bucket', 'x-allowlist-exempt', 'x-body', 'x-security-headers', 'x-error-format', 'x-waits'] as const
+const EXTENSIONS = [
+  'x-permission',
+  'x-rate-limit-bucket',
+  'x-allowlist-exempt',
+  'x-body',
+  'x-security-headers',
+  'x-error-format',
+  'x-waits',
+  'x-no-deadline',
+] as const
 
 /** A contract whose operations do not say what the server needs to know about them. */
 export class ContractPolicyError extends Error {
@@ -122,6 +136,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
   const headers = operation['x-security-headers']
   const errorFormat = operation['x-error-format']
   const waits = operation['x-waits']
+  const noDeadline = operation['x-no-deadline']
   for (const key of Object.keys(operation)) {
     if (key.startsWith('x-') && !(EXTENSIONS as readonly string[]).includes(key))
       problems.push(`${where}: unknown extension ${key} (known: ${EXTENSIONS.join(', ')})`)
@@ -142,6 +157,8 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
   if (errorFormat !== undefined && !oneOf(ERROR_FORMATS, errorFormat))
     problems.push(`${where}: x-error-format must be one of ${ERROR_FORMATS.join(', ')} (got ${JSON.stringify(errorFormat)})`)
   if (waits !== undefined && typeof waits !== 'boolean') problems.push(`${where}: x-waits must be true or false (got ${JSON.stringify(waits)})`)
+  if (noDeadline !== undefined && typeof noDeadline !== 'boolean')
+    problems.push(`${where}: x-no-deadline must be true or false (got ${JSON.stringify(noDeadline)})`)
   return Object.freeze({
     public: isPublic,
     permission: oneOf(PERMISSIONS, permission) ? permission : 'node-operator',
@@ -151,6 +168,7 @@ function declaredPolicy(method: string, operation: OperationObject, problems: st
     headers: oneOf(HEADER_SETS, headers) ? headers : 'api',
     errorFormat: oneOf(ERROR_FORMATS, errorFormat) ? errorFormat : 'detail',
     waits: waits === true,
+    noDeadline: noDeadline === true,
   })
 }
 
@@ -166,6 +184,7 @@ function closedPolicy(method: string): AccessPolicy {
     headers: 'api',
     errorFormat: 'detail',
     waits: false,
+    noDeadline: false,
   })
 }
 

@@ -118,6 +118,15 @@ it('marks as waiting by design (x-waits) exactly the blocking SendMessage operat
   ).toEqual(['a2aV1JsonRpc', 'a2aV1JsonRpcSlash', 'a2aV1SendMessage', 'a2aV1SendMessageForTenant'])
 })
 
+it('exempts from the request deadline (x-no-deadline) exactly the chain verifications, whose work grows with the chain', () => {
+  expect(
+    index.operations
+      .filter((o) => o.noDeadline)
+      .map((o) => o.operationId)
+      .sort(),
+  ).toEqual(['verifyTrackerAudit', 'verifyTrackerAuditApiV1'])
+})
+
 describe('matching a request', () => {
   it.each([
     // [name, { given: [method, path], want }]
@@ -179,6 +188,7 @@ describe('requests the contract has no operation for', () => {
     headers: 'api',
     errorFormat: 'detail',
     waits: false,
+    noDeadline: false,
   })
   it.each([
     // Fail-closed: a token not bound to a tenant, the bucket of the method, no allowlist exemption.
