@@ -95,12 +95,7 @@ export class AuditTrail implements TaskObserver {
   }
 
   /** The entry is signed on the partition's head as the store finds it (again, if another writer moved it first). */
-  async #append(
-    repos: Repositories,
-    tenantId: string,
-    ticketId: string,
-    sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string },
-  ): Promise<TrackerAuditEntry> {
+  async #append(repos: Repositories, tenantId: string, ticketId: string, sign: SignEntry): Promise<TrackerAuditEntry> {
     const { value } = await repos.chains.appendNext(
       partitionFor(TRACKER_AUDIT_CHAIN, this.#partitions, tenantId, ticketId),
       GENESIS_PREV_HASH,
@@ -110,7 +105,7 @@ export class AuditTrail implements TaskObserver {
   }
 
   /** As `append`, as the transaction's last statement (`appendAtCommit`), for entries nothing in it reads back. */
-  #appendAtCommit(repos: Repositories, tenantId: string, ticketId: string, sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string }): void {
+  #appendAtCommit(repos: Repositories, tenantId: string, ticketId: string, sign: SignEntry): void {
     repos.chains.appendAtCommit(partitionFor(TRACKER_AUDIT_CHAIN, this.#partitions, tenantId, ticketId), GENESIS_PREV_HASH, chainEntry(sign))
   }
 
@@ -158,8 +153,11 @@ export class AuditTrail implements TaskObserver {
   }
 }
 
+/** Signs an entry on the previous entry's hash, with its stored line. */
+type SignEntry = (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string }
+
 /** A signed entry as the chain stores it, built on the head's hash. */
-function chainEntry(sign: (prevEntryHash: string) => { entry: TrackerAuditEntry; line: string }): ChainEntryBuilder<TrackerAuditEntry> {
+function chainEntry(sign: SignEntry): ChainEntryBuilder<TrackerAuditEntry> {
   return (head) => {
     const { entry, line } = sign(head.headHash)
     return { entry: { entryHash: entry.entry_hash, ticketId: entry.ticket_id, trackerName: entry.tracker_name, line }, value: entry }

@@ -58,16 +58,6 @@ export class A2AV1StreamEventRepository extends Repository {
     }
   }
 
-  /** How many artifacts the A2A task holds (without reading them). */
-  async artifactCount(a2aTaskId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('a2a_artifacts')
-      .select((eb) => eb.fn.countAll<string | number>().as('count'))
-      .where('a2a_task_id', '=', a2aTaskId)
-      .executeTakeFirstOrThrow()
-    return Number(row.count)
-  }
-
   async append(row: A2AV1StreamEventRow): Promise<void> {
     await this.db
       .insertInto('a2a_v1_stream_events')

@@ -68,19 +68,11 @@ const GET_TASK_WITH_LINKED_STATE = new ReusableQuery(2, (db, tenantId: string, i
     .orderBy('r.seq', 'asc'),
 )
 /** The card key a signed delegation was delivered under, by the A2A task's id or by its Bernstein task's (hot: every read of a task). */
-const INBOUND_SIGNING_KEY = {
-  a2a_task_id: new ReusableQuery(2, (db, tenantId: string, id: string) =>
-    db
-      .selectFrom('federated_inbound')
-      .select('signing_key')
-      .where('tenant_id', '=', tenantId)
-      .where('a2a_task_id', '=', id)
-      .where('signing_key', 'is not', null),
-  ),
-  task_id: new ReusableQuery(2, (db, tenantId: string, id: string) =>
-    db.selectFrom('federated_inbound').select('signing_key').where('tenant_id', '=', tenantId).where('task_id', '=', id).where('signing_key', 'is not', null),
-  ),
-} as const
+const inboundSigningKeyBy = (column: 'a2a_task_id' | 'task_id') =>
+  new ReusableQuery(2, (db, tenantId: string, id: string) =>
+    db.selectFrom('federated_inbound').select('signing_key').where('tenant_id', '=', tenantId).where(column, '=', id).where('signing_key', 'is not', null),
+  )
+const INBOUND_SIGNING_KEY = { a2a_task_id: inboundSigningKeyBy('a2a_task_id'), task_id: inboundSigningKeyBy('task_id') } as const
 
 const ARTIFACTS = new ReusableQuery(1, (db, a2aTaskId: string) =>
   db.selectFrom('a2a_artifacts').selectAll().where('a2a_task_id', '=', a2aTaskId).orderBy('seq', 'asc'),

@@ -109,22 +109,19 @@ describe('the operation index of openapi.yaml', () => {
   )
 })
 
+/** The operations whose policy has `flag` set, by operationId. */
+const operationsWith = (flag: 'waits' | 'noDeadline'): string[] =>
+  index.operations
+    .filter((o) => o[flag])
+    .map((o) => o.operationId)
+    .sort()
+
 it('marks as waiting by design (x-waits) exactly the blocking SendMessage operations', () => {
-  expect(
-    index.operations
-      .filter((o) => o.waits)
-      .map((o) => o.operationId)
-      .sort(),
-  ).toEqual(['a2aV1JsonRpc', 'a2aV1JsonRpcSlash', 'a2aV1SendMessage', 'a2aV1SendMessageForTenant'])
+  expect(operationsWith('waits')).toEqual(['a2aV1JsonRpc', 'a2aV1JsonRpcSlash', 'a2aV1SendMessage', 'a2aV1SendMessageForTenant'])
 })
 
 it('exempts from the request deadline (x-no-deadline) exactly the chain verifications, whose work grows with the chain', () => {
-  expect(
-    index.operations
-      .filter((o) => o.noDeadline)
-      .map((o) => o.operationId)
-      .sort(),
-  ).toEqual(['verifyTrackerAudit', 'verifyTrackerAuditApiV1'])
+  expect(operationsWith('noDeadline')).toEqual(['verifyTrackerAudit', 'verifyTrackerAuditApiV1'])
 })
 
 describe('matching a request', () => {
