@@ -272,5 +272,40 @@ describe.each(testEngines())('drain and load shedding (serve, %s)', (engine) => 
       }
       expect((await request(keepAlive(), url, 'POST', '/tasks', { title: 'after' })).status).toBe(201)
     }, 120_000)
+
+    // `x-no-deadline` (the chain verifications): their work grows with the chain, so the deadline must not cut them.
+    // The chain's table is locked by the test's own connection past the deadline: a page of the chain (a read with a
+    // deadline) is 503 at the deadline, while the verification waits and answers 200 once the lock is gone.
+    it('a chain verification held past BERNSTEIN_REQUEST_DEADLINE_MS answers 200 once it can read; a page read is 503 at the deadline', async () => {
+      const DEADLINE_MS = 1000
+      server = await spawnServer({ ...(await baseEnv()), BERNSTEIN_REQUEST_DEADLINE_MS: String(DEADLINE_MS), BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: '0' })
+      const url = server.url
+      for (let i = 0; i < 3; i++) expect((await request(keepAlive(), url, 'POST', '/tasks', { title: `chain ${i}` })).status).toBe(201)
+      const blocker = new pg.Client({ connectionString: schema?.url() ?? '' })
+      await blocker.connect()
+      let verified: Promise<Answer> | undefined
+      try {
+        await blocker.query('begin')
+        await blocker.query('lock table chain_entries in access exclusive mode')
+        const page = await request(keepAlive(), url, 'GET', '/lineage/tracker-audit')
+        expect(page.status).toBe(503)
+        expect(page.headers['retry-after']).toBe('1')
+        verified = request(keepAlive(), url, 'GET', '/lineage/tracker-audit/verify')
+        // The verification is waiting on the lock (not answered), well past its deadline.
+        await waitUntil('the verification to wait on the lock', async () => {
+          const waiting = await blocker.query<{ n: string }>("select count(*) as n from pg_locks where relation = 'chain_entries'::regclass and not granted")
+          return Number(waiting.rows[0]?.n) > 0
+        })
+        await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS + 500))
+      } finally {
+        await blocker.query('commit')
+        await blocker.end()
+      }
+      const answer = await verified
+      expect(answer.status, answer.body).toBe(200)
+      const verdict = JSON.parse(answer.body) as { ok: boolean; entries: number; failure: unknown }
+      expect(verdict).toMatchObject({ ok: true, failure: null })
+      expect(verdict.entries).toBeGreaterThanOrEqual(3)
+    }, 120_000)
   }
 })
