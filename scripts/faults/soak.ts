@@ -31,7 +31,14 @@ import { TASK_PATH, type TrackedTask, checkInvariants, emptyAcknowledged } from 
 /** How often resident memory is sampled (each minute keeps its peak). */
 const RSS_SAMPLE_MS = 5_000
 
-const p99 = (m: { latencies: number[] }): number => quantile(m.latencies, 0.99)
+/** One minute of the soak: its answers' latencies, its peak resident memory, and its 5xx answers (or none at all). */
+interface Minute {
+  latencies: number[]
+  rssKb: number
+  errors: number
+}
+
+const p99 = (m: Minute): number => quantile(m.latencies, 0.99)
 
 const STEPS = [
   { path: 'claim', body: { agent_id: 'soak' } },
@@ -77,7 +84,7 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
     // would compare the node before its heap and caches had grown to their working size with the node after.
     // Each minute keeps its answers' latencies only: an hour of answers with their bodies grew this process to 900 MB,
     // and its own garbage collection then showed up as the node's latency.
-    const minutes: { latencies: number[]; rssKb: number }[] = []
+    const minutes: Minute[] = []
     let sampledAt = 0
     const verifyTimes: { entries: number; ms: number }[] = []
     const measureVerify = async (): Promise<void> => {
@@ -99,8 +106,11 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
       const minute = Math.floor((performance.now() - started) / 60_000)
       while (minutes.length <= minute) {
         const ended = minutes[minutes.length - 1]
-        if (ended !== undefined) options.log?.(`minute ${minutes.length}: peak ${Math.round(ended.rssKb / 1024)} MB resident, p99 ${ms(p99(ended))}`)
-        minutes.push({ latencies: [], rssKb: processUsage(pid).rssKb })
+        if (ended !== undefined)
+          options.log?.(
+            `minute ${minutes.length}: peak ${Math.round(ended.rssKb / 1024)} MB resident, p99 ${ms(p99(ended))}${ended.errors > 0 ? `, ${ended.errors} × 5xx` : ''}`,
+          )
+        minutes.push({ latencies: [], rssKb: processUsage(pid).rssKb, errors: 0 })
         sampledAt = performance.now()
         // Every ten minutes, beside the load (the offered rate does not pause for it), and never in the last two
         // minutes: the last minute is compared with the first, which had no verification running.
@@ -116,7 +126,7 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
       while (n < due) {
         const i = n++
         const op = async (): Promise<void> => {
-          const bucket = minutes[minutes.length - 1] as { latencies: number[] }
+          const bucket = minutes[minutes.length - 1] as Minute
           const roll = i % 10
           let r: Answer
           if (roll < 3 || movable.length === 0) {
@@ -157,7 +167,10 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
             r = await call(url, 'GET', '/tasks?limit=20')
           }
           bucket.latencies.push(r.ms)
-          if (r.status >= 500 || r.status === 0) report.failures.push(`operation ${i}: ${r.status} ${r.error ?? JSON.stringify(r.json)}`.slice(0, 300))
+          if (r.status >= 500 || r.status === 0) {
+            bucket.errors++
+            report.failures.push(`operation ${i}: ${r.status} ${r.error ?? JSON.stringify(r.json)}`.slice(0, 300))
+          }
         }
         const p = op().finally(() => inFlight.delete(p))
         inFlight.add(p)
@@ -167,11 +180,13 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
     await Promise.all(inFlight)
     await verifying
     await measureVerify()
-    const first = minutes[0] as { latencies: number[]; rssKb: number }
-    const last = minutes[minutes.length - 1] as { latencies: number[]; rssKb: number }
+    const first = minutes[0] as Minute
+    const last = minutes[minutes.length - 1] as Minute
     const lastRss = Math.max(last.rssKb, processUsage(pid).rssKb)
     report.figures.push(['resident memory', `peak of the first minute ${Math.round(first.rssKb / 1024)} MB, of the last ${Math.round(lastRss / 1024)} MB`])
     report.figures.push(['p99', `first minute ${ms(p99(first))}, last minute ${ms(p99(last))}`])
+    const erred = minutes.flatMap((m, i) => (m.errors > 0 ? [`minute ${i + 1}: ${m.errors}`] : []))
+    report.figures.push(['5xx', erred.length === 0 ? 'none' : `${minutes.reduce((sum, m) => sum + m.errors, 0)} (${erred.join(', ')})`])
     report.figures.push(['chain verification', verifyTimes.map((v) => `${v.entries} entries ${ms(v.ms)}`).join(', ')])
     if (minutes.length >= 2) {
       check(report, lastRss <= first.rssKb * 1.2, `resident memory grew from ${first.rssKb} kB to ${lastRss} kB (over 1.2×)`)
@@ -181,7 +196,7 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
     if (perEntry.length >= 2) {
       check(report, (perEntry[perEntry.length - 1] as number) <= (perEntry[0] as number) * 2, 'chain verification time grew faster than the chain')
     }
-    if (report.failures.length > 20) report.failures.splice(20, report.failures.length - 20, `… and more`)
+    if (report.failures.length > 20) report.failures.splice(20, report.failures.length - 20, `… and ${report.failures.length - 20} more`)
     const counts = await checkInvariants(url, storage, acked, report, 'after the soak')
     report.figures.push(['acknowledged', `${counts.acknowledged} / found ${counts.found} / lost ${counts.lost}`])
   } finally {
