@@ -2,6 +2,7 @@ import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely'
 import type { ChainEntryTable, Database } from './database.js'
 import type { Engine } from './engine.js'
 import { Repository } from './repository.js'
+import { loopSlices } from './loop-slices.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 /** A stored chain line and its position (1-based). */
@@ -281,18 +282,21 @@ export class ChainRepository extends Repository {
   }
 
   /**
-   * Streams a whole chain in pages, so verification and export use constant memory. Between pages it lets the event
-   * loop run: SQLite's reads are synchronous and settle as microtasks, so a walk of a long chain (a verification)
-   * would otherwise hold the loop from its first page to its last, and the node answered nothing meanwhile.
+   * Streams a whole chain in pages, so verification and export use constant memory, and gives the event loop back
+   * every few milliseconds of the reader's work (`loopSlices`): a verification of a long chain does not stop the node.
    */
   async *stream(chain: string, pageSize = 1000): AsyncGenerator<ChainLine> {
+    const pause = loopSlices()
     let after = 0
     for (;;) {
       const page = await this.list({ chain, afterPosition: after, limit: pageSize })
-      for (const line of page) yield line
+      for (const line of page) {
+        yield line
+        const paused = pause()
+        if (paused !== undefined) await paused
+      }
       if (page.length < pageSize) return
       after = (page[page.length - 1] as ChainLine).position
-      await new Promise<void>((resolve) => setImmediate(resolve))
     }
   }
 }
