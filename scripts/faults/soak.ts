@@ -118,7 +118,7 @@ export async function soak(engine: FaultEngine, options: ScenarioOptions & { sec
         if (minutes.length % 10 === 0 && left >= 120) verifying = verifying.then(measureVerify)
       }
       if (performance.now() - sampledAt >= RSS_SAMPLE_MS) {
-        const bucket = minutes[minutes.length - 1] as { rssKb: number }
+        const bucket = minutes[minutes.length - 1] as Minute
         bucket.rssKb = Math.max(bucket.rssKb, processUsage(pid).rssKb)
         sampledAt = performance.now()
       }

@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely'
 import type { ChainEntryTable, Database } from './database.js'
 import type { Engine } from './engine.js'
 import { Repository } from './repository.js'
-import { loopSlices } from './loop-slices.js'
+import { inLoopSlices } from './loop-slices.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 /** A stored chain line and its position (1-based). */
@@ -283,18 +283,17 @@ export class ChainRepository extends Repository {
 
   /**
    * Streams a whole chain in pages, so verification and export use constant memory, and gives the event loop back
-   * every few milliseconds of the reader's work (`loopSlices`): a verification of a long chain does not stop the node.
+   * every few milliseconds of the reader's work (`inLoopSlices`): a verification of a long chain does not stop the node.
    */
-  async *stream(chain: string, pageSize = 1000): AsyncGenerator<ChainLine> {
-    const pause = loopSlices()
+  stream(chain: string, pageSize = 1000): AsyncGenerator<ChainLine> {
+    return inLoopSlices(this.#pages(chain, pageSize))
+  }
+
+  async *#pages(chain: string, pageSize: number): AsyncGenerator<ChainLine> {
     let after = 0
     for (;;) {
       const page = await this.list({ chain, afterPosition: after, limit: pageSize })
-      for (const line of page) {
-        yield line
-        const paused = pause()
-        if (paused !== undefined) await paused
-      }
+      yield* page
       if (page.length < pageSize) return
       after = (page[page.length - 1] as ChainLine).position
     }

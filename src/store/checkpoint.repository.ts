@@ -1,5 +1,5 @@
 import { Repository } from './repository.js'
-import { loopSlices } from './loop-slices.js'
+import { inLoopSlices } from './loop-slices.js'
 
 /** A stored, signed checkpoint of the chain partition heads (the body is canonical JSON, the JWS detached). */
 export interface StoredCheckpoint {
@@ -19,8 +19,11 @@ export class CheckpointRepository extends Repository {
   }
 
   /** Every checkpoint, oldest first, in pages so verification uses constant memory, giving the loop back as a chain does. */
-  async *stream(pageSize = 200): AsyncGenerator<StoredCheckpoint> {
-    const pause = loopSlices()
+  stream(pageSize = 200): AsyncGenerator<StoredCheckpoint> {
+    return inLoopSlices(this.#pages(pageSize))
+  }
+
+  async *#pages(pageSize: number): AsyncGenerator<StoredCheckpoint> {
     let after: { createdAt: number; id: string } | null = null
     for (;;) {
       let q = this.db.selectFrom('chain_checkpoints').select(['id', 'created_at', 'body', 'jws'])
@@ -29,11 +32,7 @@ export class CheckpointRepository extends Repository {
         q = q.where((eb) => eb.or([eb('created_at', '>', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '>', id)])]))
       }
       const rows = await q.orderBy('created_at').orderBy('id').limit(pageSize).execute()
-      for (const r of rows) {
-        yield { id: r.id, createdAt: Number(r.created_at), body: r.body, jws: r.jws }
-        const paused = pause()
-        if (paused !== undefined) await paused
-      }
+      for (const r of rows) yield { id: r.id, createdAt: Number(r.created_at), body: r.body, jws: r.jws }
       const last = rows[rows.length - 1]
       if (last === undefined || rows.length < pageSize) return
       after = { createdAt: Number(last.created_at), id: last.id }
