@@ -29,7 +29,9 @@ export class CheckpointRepository extends Repository {
       let q = this.db.selectFrom('chain_checkpoints').select(['id', 'created_at', 'body', 'jws'])
       if (after !== null) {
         const { createdAt, id } = after
-        q = q.where((eb) => eb.or([eb('created_at', '>', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '>', id)])]))
+        // A row comparison, which the (created_at, id) index can start from; the same condition spelled with `or`
+        // made PostgreSQL read every later checkpoint for each page, so a walk grew with the square of their number.
+        q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(createdAt, id)))
       }
       const rows = await q.orderBy('created_at').orderBy('id').limit(pageSize).execute()
       for (const r of rows) yield { id: r.id, createdAt: Number(r.created_at), body: r.body, jws: r.jws }
