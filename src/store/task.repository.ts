@@ -76,7 +76,9 @@ export class TaskRepository extends TenantRepository<'tasks', Task> {
     if (query.role) q = q.where('role', '=', query.role)
     const after = query.after
     if (after) {
-      q = q.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]))
+      // A row comparison, which the (tenant_id, created_at, id) index can start from; spelled with `or`, a page
+      // behind a cursor read every newer task first (PostgreSQL), so paging deep cost the whole listing.
+      q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)))
     }
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute()
     return rows.map(TASK.toDomain)

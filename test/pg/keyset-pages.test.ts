@@ -1,25 +1,28 @@
 /**
- * A chain's pages on PostgreSQL read their own rows and no others, whatever plan the database picks. On statistics
+ * Pages on PostgreSQL read their own rows, not every row before or after them. A chain's pages on PostgreSQL read their own rows and no others, whatever plan the database picks. On statistics
  * older than the chain, PostgreSQL read every later row for each page (a bitmap scan and a sort), so a walk over a
  * chain (its verification, its export) grew with the chain's square: 300 000 entries took 50 s to verify. The
- * checkpoints' walk (a node's verification) had the same shape for another reason: its keyset condition was an `or`.
+ * checkpoints' walk (a node's verification) had the same shape for another reason: its keyset condition was an `or`,
+ * which gives the index no place to start; so did a page of `GET /tasks` behind a cursor (every newer task read).
  */
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { ChainRepository } from '../../src/store/chain.repository.js'
 import { CheckpointRepository } from '../../src/store/checkpoint.repository.js'
 import { Store } from '../../src/store/store.js'
+import { TaskRepository } from '../../src/store/task.repository.js'
+import type { Task } from '../../src/tasks/task.js'
 import { migratedDatabasePerTest } from '../helpers/engines.js'
 import { PG_URL, announceSkip, pgSuiteName } from './support.js'
 
-announceSkip('test/pg/chain-pages.test.ts')
+announceSkip('test/pg/keyset-pages.test.ts')
 
 const freshConnection = migratedDatabasePerTest()
 
 const ENTRIES = 2000
 const PAGE = 100
 
-describe.skipIf(!PG_URL)(pgSuiteName('chain pages on PostgreSQL'), () => {
+describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
   it('a walk over a chain reads each row once, even when the ordered index scan is not the plan chosen', async () => {
     const connection = await freshConnection('postgres')
     const store = new Store(connection)
@@ -66,5 +69,39 @@ describe.skipIf(!PG_URL)(pgSuiteName('chain pages on PostgreSQL'), () => {
     expect(read.ids).toEqual(Array.from({ length: ENTRIES }, (_, i) => `cp${i.toString().padStart(5, '0')}`))
     // Each row once, give or take a page (2 003 here); with the `or` condition, 17 404.
     expect(read.rows).toBeLessThanOrEqual(ENTRIES + PAGE)
+  })
+
+  it('a page of tasks behind a cursor reads that page, not every newer task', async () => {
+    const connection = await freshConnection('postgres')
+    const store = new Store(connection)
+    const task = (i: number): Task => {
+      // Pairs share a creation time, so the cursor is (created_at, id), not created_at alone.
+      const at = 1_796_000_000 + Math.floor(i / 2)
+      return {
+        ...{ id: `t${i.toString().padStart(5, '0')}`, tenantId: 'default', title: `task ${i}`, description: '' },
+        ...{ role: 'backend', priority: 2, scope: 'medium', complexity: 'medium', estimatedMinutes: 30, status: 'open' },
+        ...{ taskType: 'standard', dependsOn: [], parentTaskId: null, ownedFiles: [], assignedAgent: null },
+        ...{ resultSummary: null, terminalReason: null, metadata: {}, createdAt: at, updatedAt: at },
+        ...{ claimedAt: null, completedAt: null, closedAt: null, progressLog: [], version: 1 },
+      }
+    }
+    for (let i = 0; i < ENTRIES; i++) await store.repos.tasks.insert(task(i))
+    await sql`analyze tasks`.execute(connection.db)
+    // The cursor half-way down: the page holds tasks 999 … 950 (newest first).
+    const cursor = task(ENTRIES / 2)
+    const read = await connection.db.transaction().execute(async (trx) => {
+      const page = await new TaskRepository(trx, 'postgres').list({
+        tenantId: 'default',
+        limit: PAGE / 2,
+        after: { createdAt: cursor.createdAt, id: cursor.id },
+      })
+      const { rows } = await sql<{ seq: string | null; fetched: string | null }>`
+        select seq_tup_read as seq, idx_tup_fetch as fetched from pg_stat_xact_user_tables
+        where relname = 'tasks' and schemaname = current_schema()`.execute(trx)
+      return { ids: page.map((t) => t.id), rows: Number(rows[0]?.seq ?? 0) + Number(rows[0]?.fetched ?? 0) }
+    })
+    expect(read.ids).toEqual(Array.from({ length: PAGE / 2 }, (_, i) => task(ENTRIES / 2 - 1 - i).id))
+    // The page's own rows (50 here); with the `or` condition, 1 050: every newer task, then the page.
+    expect(read.rows).toBeLessThanOrEqual(PAGE)
   })
 })
