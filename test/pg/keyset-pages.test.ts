@@ -1,14 +1,15 @@
 /**
- * Pages on PostgreSQL read their own rows, not every row before or after them. A chain's pages on PostgreSQL read their own rows and no others, whatever plan the database picks. On statistics
- * older than the chain, PostgreSQL read every later row for each page (a bitmap scan and a sort), so a walk over a
- * chain (its verification, its export) grew with the chain's square: 300 000 entries took 50 s to verify. The
+ * Pages on PostgreSQL read their own rows, not every row before or after them, whatever plan the database picks. On
+ * statistics older than the chain, PostgreSQL read every later row for each page of a chain (a bitmap scan and a
+ * sort), so a walk over a chain (its verification, its export) grew with its square: 300 000 entries took 50 s. The
  * checkpoints' walk (a node's verification) had the same shape for another reason: its keyset condition was an `or`,
  * which gives the index no place to start; so did a page of `GET /tasks` behind a cursor (every newer task read).
  */
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { ChainRepository } from '../../src/store/chain.repository.js'
 import { CheckpointRepository } from '../../src/store/checkpoint.repository.js'
+import type { Database } from '../../src/store/database.js'
 import { Store } from '../../src/store/store.js'
 import { TaskRepository } from '../../src/store/task.repository.js'
 import type { Task } from '../../src/tasks/task.js'
@@ -21,6 +22,16 @@ const freshConnection = migratedDatabasePerTest()
 
 const ENTRIES = 2000
 const PAGE = 100
+
+/** Rows of `table` this transaction has read so far, by sequential and by index (bitmap included) scans. */
+async function rowsRead(trx: Kysely<Database>, table: string): Promise<number> {
+  const { rows } = await sql<{ seq: string | null; fetched: string | null }>`
+    select seq_tup_read as seq, idx_tup_fetch as fetched from pg_stat_xact_user_tables
+    where relname = ${table} and schemaname = current_schema()`.execute(trx)
+  return Number(rows[0]?.seq ?? 0) + Number(rows[0]?.fetched ?? 0)
+}
+
+const checkpointId = (i: number): string => `cp${i.toString().padStart(5, '0')}`
 
 describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
   it('a walk over a chain reads each row once, even when the ordered index scan is not the plan chosen', async () => {
@@ -38,11 +49,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
       await sql`set local enable_indexscan = off`.execute(trx)
       const positions: number[] = []
       for await (const line of new ChainRepository(trx, 'postgres').stream('long', PAGE)) positions.push(line.position)
-      // This transaction's own counters: rows read by sequential and by index (bitmap) scans of the table.
-      const { rows } = await sql<{ seq: string | null; fetched: string | null }>`
-        select seq_tup_read as seq, idx_tup_fetch as fetched from pg_stat_xact_user_tables
-        where relname = 'chain_entries' and schemaname = current_schema()`.execute(trx)
-      return { positions, rows: Number(rows[0]?.seq ?? 0) + Number(rows[0]?.fetched ?? 0) }
+      return { positions, rows: await rowsRead(trx, 'chain_entries') }
     })
     expect(read.positions).toEqual(Array.from({ length: ENTRIES }, (_, i) => i + 1))
     // Each row once: without the page's upper bound, each page read every row after it (about ENTRIES² / 2 PAGE).
@@ -54,19 +61,15 @@ describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
     const store = new Store(connection)
     // Pairs share a creation time, so the walk's position is (created_at, id), not created_at alone.
     for (let i = 0; i < ENTRIES; i++) {
-      const id = `cp${i.toString().padStart(5, '0')}`
-      await store.repos.checkpoints.insert({ id, createdAt: 1_796_000_000_000 + Math.floor(i / 2), body: `{"i":${i}}`, jws: 'x' })
+      await store.repos.checkpoints.insert({ id: checkpointId(i), createdAt: 1_796_000_000_000 + Math.floor(i / 2), body: `{"i":${i}}`, jws: 'x' })
     }
     await sql`analyze chain_checkpoints`.execute(connection.db)
     const read = await connection.db.transaction().execute(async (trx) => {
       const ids: string[] = []
       for await (const checkpoint of new CheckpointRepository(trx, 'postgres').stream(PAGE)) ids.push(checkpoint.id)
-      const { rows } = await sql<{ seq: string | null; fetched: string | null }>`
-        select seq_tup_read as seq, idx_tup_fetch as fetched from pg_stat_xact_user_tables
-        where relname = 'chain_checkpoints' and schemaname = current_schema()`.execute(trx)
-      return { ids, rows: Number(rows[0]?.seq ?? 0) + Number(rows[0]?.fetched ?? 0) }
+      return { ids, rows: await rowsRead(trx, 'chain_checkpoints') }
     })
-    expect(read.ids).toEqual(Array.from({ length: ENTRIES }, (_, i) => `cp${i.toString().padStart(5, '0')}`))
+    expect(read.ids).toEqual(Array.from({ length: ENTRIES }, (_, i) => checkpointId(i)))
     // Each row once, give or take a page (2 003 here); with the `or` condition, 17 404.
     expect(read.rows).toBeLessThanOrEqual(ENTRIES + PAGE)
   })
@@ -78,11 +81,31 @@ describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
       // Pairs share a creation time, so the cursor is (created_at, id), not created_at alone.
       const at = 1_796_000_000 + Math.floor(i / 2)
       return {
-        ...{ id: `t${i.toString().padStart(5, '0')}`, tenantId: 'default', title: `task ${i}`, description: '' },
-        ...{ role: 'backend', priority: 2, scope: 'medium', complexity: 'medium', estimatedMinutes: 30, status: 'open' },
-        ...{ taskType: 'standard', dependsOn: [], parentTaskId: null, ownedFiles: [], assignedAgent: null },
-        ...{ resultSummary: null, terminalReason: null, metadata: {}, createdAt: at, updatedAt: at },
-        ...{ claimedAt: null, completedAt: null, closedAt: null, progressLog: [], version: 1 },
+        id: `t${i.toString().padStart(5, '0')}`,
+        tenantId: 'default',
+        title: `task ${i}`,
+        description: '',
+        role: 'backend',
+        priority: 2,
+        scope: 'medium',
+        complexity: 'medium',
+        estimatedMinutes: 30,
+        status: 'open',
+        taskType: 'standard',
+        dependsOn: [],
+        parentTaskId: null,
+        ownedFiles: [],
+        assignedAgent: null,
+        resultSummary: null,
+        terminalReason: null,
+        metadata: {},
+        createdAt: at,
+        updatedAt: at,
+        claimedAt: null,
+        completedAt: null,
+        closedAt: null,
+        progressLog: [],
+        version: 1,
       }
     }
     for (let i = 0; i < ENTRIES; i++) await store.repos.tasks.insert(task(i))
@@ -95,10 +118,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
         limit: PAGE / 2,
         after: { createdAt: cursor.createdAt, id: cursor.id },
       })
-      const { rows } = await sql<{ seq: string | null; fetched: string | null }>`
-        select seq_tup_read as seq, idx_tup_fetch as fetched from pg_stat_xact_user_tables
-        where relname = 'tasks' and schemaname = current_schema()`.execute(trx)
-      return { ids: page.map((t) => t.id), rows: Number(rows[0]?.seq ?? 0) + Number(rows[0]?.fetched ?? 0) }
+      return { ids: page.map((t) => t.id), rows: await rowsRead(trx, 'tasks') }
     })
     expect(read.ids).toEqual(Array.from({ length: PAGE / 2 }, (_, i) => task(ENTRIES / 2 - 1 - i).id))
     // The page's own rows (50 here); with the `or` condition, 1 050: every newer task, then the page.
