@@ -15,6 +15,7 @@ import type { TaskStatus } from '../tasks/task.js'
 import type { A2AMessageTable, A2ATaskTable, FederatedInboundTable } from './database.js'
 import { type Conversion, flag, integer, json, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 import { ReusableQuery } from './reusable-query.js'
+import { readCounts } from './row-counts.js'
 import { TenantRepository, TenantRows } from './tenant-rows.js'
 
 const receiptKind: Conversion<A2ATaskRecord['receiptKind'], string | null> = {
@@ -237,7 +238,6 @@ export class A2ARepository extends TenantRepository<'a2a_tasks', A2ATaskRecord> 
 
   /** Known peers (all tenants), from the count the database keeps on write (`row_counts`), not a scan. */
   async countPeers(): Promise<number> {
-    const row = await this.db.selectFrom('row_counts').select('n').where('name', '=', 'peers').executeTakeFirst()
-    return Number(row?.n ?? 0)
+    return (await readCounts(this.db, 'peers')).get('peers') ?? 0
   }
 }

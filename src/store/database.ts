@@ -190,6 +190,13 @@ export interface PeerNonceTable {
 }
 
 /** Counts kept on write by triggers (`tasks.<status>`, `peers`); see migration 007. */
+/** PostgreSQL: a change to a count not folded into `row_counts` yet (migration 016); empty on SQLite. */
+export interface RowCountDeltaTable {
+  name: string
+  /** A bigint: a string on PostgreSQL. */
+  delta: number | string
+}
+
 export interface RowCountTable {
   name: string
   /** A bigint: a string on PostgreSQL. */
@@ -228,6 +235,7 @@ export interface A2AV1PushDeliveryTable {
 
 export interface Database {
   row_counts: RowCountTable
+  row_count_deltas: RowCountDeltaTable
   peer_nonces: PeerNonceTable
   federation_ledger: FederationLedgerTable
   node_documents: NodeDocumentTable

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { ProgressEntry, Task, TaskComplexity, TaskScope, TaskStatus, TaskType } from '../tasks/task.js'
 import type { TaskTable } from './database.js'
+import { readCounts } from './row-counts.js'
 import { integer, json, member, nullable, rowMapping, sameNames } from './row-mapping.js'
 import { TenantRepository, TenantRows } from './tenant-rows.js'
 
@@ -109,8 +110,8 @@ export class TaskRepository extends TenantRepository<'tasks', Task> {
    * one read of a dozen rows whatever the number of tasks. What `GET /health` and the metrics report.
    */
   async countedByStatus(): Promise<Map<TaskStatus, number>> {
-    const rows = await this.db.selectFrom('row_counts').select(['name', 'n']).where('name', 'like', 'tasks.%').execute()
-    return new Map(rows.map((r) => [r.name.slice('tasks.'.length) as TaskStatus, Number(r.n)]))
+    const counts = await readCounts(this.db, 'tasks.%')
+    return new Map([...counts].map(([name, n]) => [name.slice('tasks.'.length) as TaskStatus, n]))
   }
 
   /** Tasks by status, counted from the table itself (a scan: for a tenant's own view and for checking the counts). */
