@@ -31,6 +31,8 @@ export interface Config {
   readonly dbPoolSize: number
   readonly dbConnectTimeoutMs: number
   readonly dbStatementTimeoutMs: number
+  /** PostgreSQL: prepare the hot statements once per connection under a name (off behind a pooler that cannot). */
+  readonly dbPreparedStatements: boolean
   /** Apply pending migrations at start (default); when off, a server with pending migrations refuses to start. */
   readonly migrateOnStart: boolean
   readonly validateResponses: boolean
@@ -352,6 +354,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbPoolSize: bounded(env, 'BERNSTEIN_DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutMs: bounded(env, 'BERNSTEIN_DB_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
     dbStatementTimeoutMs: bounded(env, 'BERNSTEIN_DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),
+    dbPreparedStatements: flag(env, 'BERNSTEIN_DB_PREPARED_STATEMENTS', true),
     migrateOnStart: flag(env, 'BERNSTEIN_MIGRATE_ON_START', true),
     validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),
     logLevel: oneOf(env, 'BERNSTEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

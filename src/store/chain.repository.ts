@@ -3,6 +3,7 @@ import type { ChainEntryTable, Database } from './database.js'
 import type { Engine } from './engine.js'
 import { Repository } from './repository.js'
 import { inLoopSlices } from './loop-slices.js'
+import { fixedShape } from './statement-shapes.js'
 import { ReusableInsert, ReusableQuery } from './reusable-query.js'
 
 /** A stored chain line and its position (1-based). */
@@ -28,9 +29,12 @@ export interface ChainListQuery {
   readonly limit?: number
 }
 
-const SELECT_HEAD = new ReusableQuery(1, (db, chain: string) => db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain))
-const SELECT_HEAD_FOR_UPDATE = new ReusableQuery(1, (db, chain: string) =>
-  db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain).forUpdate(),
+// Reads nothing a held-back INSERT writes, so on PostgreSQL it carries them (see statement-shapes.ts).
+const SELECT_HEAD = new ReusableQuery(1, (db, chain: string) => db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain), 'host')
+const SELECT_HEAD_FOR_UPDATE = new ReusableQuery(
+  1,
+  (db, chain: string) => db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain).forUpdate(),
+  'host',
 )
 const INSERT_ENTRY = new ReusableInsert<Selectable<ChainEntryTable>>('chain_entries')
 const UPDATE_HEAD = new ReusableQuery(3, (db, chain: string, headHash: string, length: number) =>
@@ -57,18 +61,40 @@ const APPEND_AND_MOVE_HEAD = new ReusableQuery(
 )
 
 /**
- * PostgreSQL: the head moves from the head the entry was built on to the entry, and the entry is stored at the
- * position the head reached, in one statement; nothing happens when another writer moved the head in between (the
- * entry was built on a stale head and is built again). This statement is where the head's lock is taken, so the lock
- * is held from here to COMMIT, with no client work in between.
+ * PostgreSQL: one statement that waits for the head's lock, moves the head to the entry, and stores the entry when
+ * it was built on the head as it really was (`$3`, `$4`); either way it answers what the head was, and the lock is
+ * then held to COMMIT. The head is locked by `FOR UPDATE`, which waits for a writer in flight and then reads the head
+ * that writer made: an entry built on that writer's entry before it committed (this process's guess) is stored in
+ * the same round trip. (A plain compare-and-swap cannot do that: its WHERE is tested on the head as of the
+ * statement's start, before the writer committed, and so always missed when sends were in flight.) When the guess
+ * was wrong, the head has moved to an entry not stored; the caller, holding the lock, builds the entry again on the
+ * head as it was and stores it with APPEND_AND_MOVE_HEAD.
  */
-const COMPARE_AND_APPEND = `with moved as (
-  update chain_heads set head_hash = $2, length = length + 1
-  where chain = $1 and head_hash = $3 and length = $4
-  returning chain, length
+const APPEND_ON_GUESS = fixedShape(
+  `with locked as (
+  select chain, head_hash, length from chain_heads where chain = $1 for update
+), moved as (
+  update chain_heads set head_hash = $2, length = locked.length + 1 from locked
+  where chain_heads.chain = locked.chain
+  returning locked.head_hash as previous_hash, locked.length as previous_length
+), appended as (
+  insert into chain_entries (chain, position, entry_hash, ticket_id, tracker_name, line)
+  select $1, previous_length + 1, $2, $5, $6, $7 from moved where previous_hash = $3 and previous_length = $4
+  returning position
 )
-insert into chain_entries (chain, position, entry_hash, ticket_id, tracker_name, line)
-select chain, length, $2, $5, $6, $7 from moved`
+select previous_hash, previous_length, (select count(*) from appended) as appended from moved`,
+  'host',
+)
+
+interface AppendOnGuessRow {
+  readonly previous_hash: string
+  readonly previous_length: number | string
+  /** 1 when the entry was stored (a count: a string on PostgreSQL). */
+  readonly appended: number | string
+}
+
+/** How long an appender waits for the previous one's turn (ChainHeadCache.turn) before trying anyway. */
+const TURN_WAIT_MS = 100
 
 /** An entry built on a head; `build` may run more than once (PostgreSQL, when another writer moved the head). */
 export type ChainEntryBuilder<T> = (head: ChainHead) => { readonly entry: Omit<ChainLine, 'position'>; readonly value: T }
@@ -83,6 +109,33 @@ export type ChainEntryBuilder<T> = (head: ChainHead) => { readonly entry: Omit<C
  */
 export class ChainHeadCache {
   readonly #heads = new Map<string, ChainHead>()
+  /** PostgreSQL: per chain, the turn of this process's latest appender (settled once its append statement returns). */
+  readonly #turns = new Map<string, Promise<void>>()
+
+  /**
+   * PostgreSQL: waits until this process's previous appender to `chain` has its append statement answered (or
+   * {@link TURN_WAIT_MS} have passed), so that the next one builds on the head that one made instead of on the same
+   * guess: ten sends in flight built on one guess and all but one missed, two round trips each. Bounded, because
+   * the wait is invisible to PostgreSQL's deadlock detector: a cycle through it becomes a miss, never a hang.
+   * Returns the function that ends this appender's turn.
+   */
+  async turn(chain: string): Promise<() => void> {
+    const previous = this.#turns.get(chain)
+    let end = (): void => {}
+    const mine = new Promise<void>((resolve) => {
+      end = resolve
+    })
+    this.#turns.set(chain, mine)
+    if (previous !== undefined) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([previous, new Promise<void>((resolve) => (timer = setTimeout(resolve, TURN_WAIT_MS)))])
+      clearTimeout(timer)
+    }
+    return () => {
+      end()
+      if (this.#turns.get(chain) === mine) this.#turns.delete(chain)
+    }
+  }
 
   get(chain: string): ChainHead | undefined {
     return this.#heads.get(chain)
@@ -119,13 +172,15 @@ export class ChainRepository extends Repository {
   /** SQLite: the heads themselves (see ChainHeadCache). */
   readonly #cache: ChainHeadCache | null
   /**
-   * PostgreSQL: the head each chain had after this process's last append to it, a guess only. An append is built
-   * on it and the compare-and-append statement checks it: right (one replica, or a partition no other replica wrote
-   * since), it saves reading the head; wrong (another replica appended, or the transaction that moved it rolled
-   * back), nothing is written and the head is read.
+   * PostgreSQL: the head each chain had after this process's last append to it (committed or not yet), a guess
+   * only. An append is built on it and APPEND_ON_GUESS checks it: right (one replica, or a partition no other replica
+   * wrote since), the append is one round trip; wrong (another replica appended, or the transaction that moved it
+   * rolled back), one more, under the lock.
    */
   readonly #hints: ChainHeadCache | null
   readonly #clock: ChainLockClock | null
+  /** PostgreSQL: the chains whose head this transaction has locked (appended to, or `lockHead`). */
+  readonly #holding = new Set<string>()
   /** Appends `appendAtCommit` queued, in order; `flushDeferred` runs them. */
   readonly #deferred: Array<{ chain: string; genesis: string; build: ChainEntryBuilder<unknown> }> = []
 
@@ -142,9 +197,9 @@ export class ChainRepository extends Repository {
 
   /**
    * Appends the entry `build` makes from the chain's current head (created empty, `genesis`, on first use) and
-   * returns its position and what `build` returned. PostgreSQL: the head is this process's guess (or read without a
-   * lock) and moved by one compare-and-append statement; when another writer got there first, the entry is built
-   * again on the head as read.
+   * returns its position and what `build` returned. PostgreSQL: the entry is built on this process's guess of the
+   * head (or the head read without a lock) and stored by one statement that takes the head's lock (APPEND_ON_GUESS);
+   * when the guess was wrong, it is built again on the head that statement found, and stored under the lock.
    */
   async appendNext<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>): Promise<{ readonly position: number; readonly value: T }> {
     if (this.engine !== 'postgres') {
@@ -152,19 +207,47 @@ export class ChainRepository extends Repository {
       const { entry, value } = build(head)
       return { position: await this.append(chain, head, entry), value }
     }
-    for (;;) {
-      const head = this.#hints?.get(chain) ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
-      const { entry, value } = build(head)
-      const result = await this.db.executeQuery(
-        CompiledQuery.raw(COMPARE_AND_APPEND, [chain, entry.entryHash, head.headHash, head.length, entry.ticketId, entry.trackerName, entry.line]),
-      )
-      if (Number(result.numAffectedRows ?? 0n) === 1) {
-        this.#locked()
-        this.#hints?.set(chain, { headHash: entry.entryHash, length: head.length + 1 })
-        return { position: head.length + 1, value }
+    // A transaction that already appended to the chain holds its lock: nobody else can move it, no turn to wait for.
+    const endTurn = this.#hints === null || this.#holding.has(chain) ? undefined : await this.#hints.turn(chain)
+    try {
+      let guess = this.#hints?.get(chain) ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
+      for (let attempt = 1; ; attempt++) {
+        const built = build(guess)
+        const { entry } = built
+        const { rows } = await this.db.executeQuery<AppendOnGuessRow>(
+          CompiledQuery.raw(APPEND_ON_GUESS, [chain, entry.entryHash, guess.headHash, guess.length, entry.ticketId, entry.trackerName, entry.line]),
+        )
+        const row = rows[0]
+        if (row !== undefined) return this.#appended(chain, row, built, build)
+        // No head row to lock: a new chain whose creator has not committed yet (this process's guess came from it).
+        // Creating it again waits for that creator, then does nothing; its head is then there to be read.
+        if (attempt >= 3) throw new Error(`chain head '${chain}' is not there to be appended to`)
+        guess = await this.#create(chain, genesis)
       }
-      this.#hints?.delete(chain)
+    } finally {
+      endTurn?.()
     }
+  }
+
+  /** PostgreSQL: after APPEND_ON_GUESS, which holds the head's lock now: the entry stored, or built again and stored. */
+  async #appended<T>(
+    chain: string,
+    row: AppendOnGuessRow,
+    built: { readonly entry: Omit<ChainLine, 'position'>; readonly value: T },
+    build: ChainEntryBuilder<T>,
+  ): Promise<{ readonly position: number; readonly value: T }> {
+    this.#locked()
+    this.#holding.add(chain)
+    const head: ChainHead = { headHash: row.previous_hash, length: Number(row.previous_length) }
+    if (Number(row.appended) === 1) {
+      this.#hints?.set(chain, { headHash: built.entry.entryHash, length: head.length + 1 })
+      return { position: head.length + 1, value: built.value }
+    }
+    // The guess was wrong (another replica appended, or the writer it was built on rolled back); the lock is ours.
+    const rebuilt = build(head)
+    const position = await this.append(chain, head, rebuilt.entry)
+    this.#hints?.set(chain, { headHash: rebuilt.entry.entryHash, length: position })
+    return { position, value: rebuilt.value }
   }
 
   /**
@@ -199,6 +282,7 @@ export class ChainRepository extends Repository {
   async lockHead(chain: string, genesis: string): Promise<ChainHead> {
     const head = await this.#lockHead(chain, genesis)
     this.#locked()
+    this.#holding.add(chain)
     return head
   }
 

@@ -30,6 +30,8 @@ export interface DatabaseOptions {
   readonly connectTimeoutMs?: number
   /** PostgreSQL only: server-side `statement_timeout` (0 disables); the client gives up this plus the connect timeout later. */
   readonly statementTimeoutMs?: number
+  /** PostgreSQL only: prepare fixed-shape statements under a name once per connection (default true; see statement-shapes.ts). */
+  readonly preparedStatements?: boolean
   /** PostgreSQL schema to use (tests isolate themselves in one). */
   readonly schema?: string
   /** Told the SQL text of every statement run (after it ran, failed ones too): for tests that count statements. */
@@ -57,6 +59,7 @@ export interface DatabaseSettings {
   readonly dbPoolSize: number
   readonly dbConnectTimeoutMs: number
   readonly dbStatementTimeoutMs: number
+  readonly dbPreparedStatements: boolean
 }
 
 /** The connection options the server and the CLI derive from the configuration. */
@@ -68,6 +71,7 @@ export function databaseOptions(settings: DatabaseSettings): DatabaseOptions {
     poolSize: settings.dbPoolSize,
     connectTimeoutMs: settings.dbConnectTimeoutMs,
     statementTimeoutMs: settings.dbStatementTimeoutMs,
+    preparedStatements: settings.dbPreparedStatements,
   }
 }
 
@@ -103,7 +107,10 @@ export function connect(options: DatabaseOptions): Connection {
     })
     // An idle client losing its server must not crash the process; the next query reports the failure.
     pool.on('error', () => {})
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }), ...queryLog(options) })
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: guardedPool(pool, { prepare: options.preparedStatements ?? true }) }),
+      ...queryLog(options),
+    })
     return { db, engine: 'postgres', ...(options.schema && { schema: options.schema }), sharedPool: pool, close: () => db.destroy() }
   }
   let file = options.sqliteFile

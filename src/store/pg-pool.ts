@@ -1,12 +1,27 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type pg from 'pg'
+import { preparedName } from './statement-shapes.js'
 import { DatabaseUnavailable, asUnavailable } from './unavailable.js'
+import { type Statement, WriteBehind } from './write-behind.js'
+
+/** What a held-back INSERT answers at once: its one row, which the statement that carries it will write or fail on. */
+const HELD_BACK = { command: 'INSERT', rowCount: 1, rows: [] }
 
 /** Statement-level give-ups after which the session itself is still healthy (it can roll back and be reused). */
 const SESSION_SURVIVES = new Set(['57014', '55P03'])
 
+/**
+ * A named statement prepared before a schema change (another replica's migration) whose result columns changed: the
+ * connection keeps failing it until the statement is prepared again, so the connection is dropped and the request
+ * answered as unavailable (503, to be retried) instead of as an internal error.
+ */
+const isOutdatedPlan = (error: unknown): boolean =>
+  (error as { code?: unknown } | null)?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message))
+
 interface Guard {
   broken: boolean
+  /** The transaction's INSERTs held back to travel with its next statement (see WriteBehind). */
+  readonly writes: WriteBehind
   readonly view: PostgresPoolClient
 }
 
@@ -20,30 +35,53 @@ interface Guard {
  * - so does a new client that loses its server before the caller has it (guarded from the pool's `connect` event);
  * - a broken client fails its remaining queries at once (the `rollback` after a lost connection would otherwise
  *   wait for the query timeout) and is destroyed on release instead of going back to the pool.
+ *
+ * and cheaper per statement (statement-shapes.ts): the fixed-shape statements are prepared once per connection under
+ * a name (unless `prepare` is off), and a transaction's deferrable INSERTs travel with its next statement
+ * (write-behind.ts).
  */
-export function guardedPool(pool: pg.Pool): PostgresPool {
+export function guardedPool(pool: pg.Pool, options: { readonly prepare?: boolean } = {}): PostgresPool {
+  const prepare = options.prepare ?? true
   const guards = new WeakMap<pg.PoolClient, Guard>()
 
   const guardOf = (client: pg.PoolClient): Guard => {
     const known = guards.get(client)
     if (known) return known
-    const query = (sqlOrCursor: unknown, parameters?: readonly unknown[]): unknown => {
-      if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as never)
-      if (guard.broken) return Promise.reject(new DatabaseUnavailable('connection lost', new Error('query on a connection that was lost earlier')))
-      return client.query(sqlOrCursor, parameters as unknown[]).then(
+    const send = (statement: Statement): Promise<PostgresQueryResult<unknown>> => {
+      const name = prepare ? preparedName(statement.sql) : undefined
+      const values = statement.values as unknown[]
+      const sent = name === undefined ? client.query(statement.sql, values) : client.query({ name, text: statement.sql, values })
+      return sent.then(
         (result) => result as unknown as PostgresQueryResult<unknown>,
         (error: unknown) => {
+          if (name !== undefined && isOutdatedPlan(error)) {
+            guard.broken = true
+            throw new DatabaseUnavailable('a prepared statement was outdated by a schema change; its connection is replaced', error)
+          }
           const mapped = asUnavailable(error)
           if (mapped instanceof DatabaseUnavailable && !SESSION_SURVIVES.has(String((error as { code?: unknown }).code))) guard.broken = true
           throw mapped
         },
       )
     }
+    const query = (sqlOrCursor: unknown, parameters?: readonly unknown[]): unknown => {
+      if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as never)
+      if (guard.broken) return Promise.reject(new DatabaseUnavailable('connection lost', new Error('query on a connection that was lost earlier')))
+      const plan = guard.writes.plan({ sql: sqlOrCursor, values: parameters ?? [] })
+      if (plan === null) return Promise.resolve(HELD_BACK)
+      let result = send(plan[0] as Statement)
+      for (const statement of plan.slice(1)) result = result.then(() => send(statement))
+      return result
+    }
     const guard: Guard = {
       broken: false,
+      writes: new WriteBehind(),
       view: {
         query: query as PostgresPoolClient['query'],
-        release: (destroy?: boolean) => client.release(destroy === true || guard.broken ? true : undefined),
+        release: (destroy?: boolean) => {
+          guard.writes.reset()
+          client.release(destroy === true || guard.broken ? true : undefined)
+        },
       },
     }
     client.on('error', () => {

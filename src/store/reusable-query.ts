@@ -1,6 +1,7 @@
 import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely'
 import type { Database } from './database.js'
 import type { Engine } from './engine.js'
+import { fixedShape, type ShapeRole } from './statement-shapes.js'
 
 /** A value no caller passes: it marks where argument `i` lands among the compiled parameters. */
 const MARKER_PREFIX = '\u0000bernstein-a2a:argument:'
@@ -27,10 +28,13 @@ export class ReusableQuery<Args extends readonly unknown[], Row> {
   readonly #build: (db: Kysely<Database>, ...args: Args) => Compilable<Row>
   readonly #arity: number
   readonly #shapes = new Map<Engine, Shape>()
+  readonly #role: ShapeRole | undefined
 
-  constructor(arity: Args['length'], build: (db: Kysely<Database>, ...args: Args) => Compilable<Row>) {
+  /** `role`: what PostgreSQL's connection may do with the statement besides preparing it (see statement-shapes.ts). */
+  constructor(arity: Args['length'], build: (db: Kysely<Database>, ...args: Args) => Compilable<Row>, role?: ShapeRole) {
     this.#arity = arity
     this.#build = build
+    this.#role = role
   }
 
   async execute(db: Kysely<Database>, engine: Engine, ...args: Args): Promise<QueryResult<Row>> {
@@ -61,7 +65,7 @@ export class ReusableQuery<Args extends readonly unknown[], Row> {
     if (seen.size !== this.#arity || compiled.sql.includes(MARKER_PREFIX)) {
       throw new TypeError('a reusable query must bind every argument as a parameter')
     }
-    const shape = { sql: compiled.sql, slots }
+    const shape = { sql: engine === 'postgres' ? fixedShape(compiled.sql, this.#role) : compiled.sql, slots }
     this.#shapes.set(engine, shape)
     return shape
   }
@@ -73,10 +77,12 @@ export class ReusableQuery<Args extends readonly unknown[], Row> {
  */
 export class ReusableInsert<Row extends Readonly<Record<string, unknown>>> {
   readonly #table: keyof Database & string
+  readonly #role: ShapeRole | undefined
   readonly #byColumns = new Map<string, { readonly columns: readonly string[]; readonly query: ReusableQuery<unknown[], never> }>()
 
-  constructor(table: keyof Database & string) {
+  constructor(table: keyof Database & string, role?: ShapeRole) {
     this.#table = table
+    this.#role = role
   }
 
   async execute(db: Kysely<Database>, engine: Engine, row: Row): Promise<QueryResult<never>> {
@@ -85,8 +91,10 @@ export class ReusableInsert<Row extends Readonly<Record<string, unknown>>> {
     let entry = this.#byColumns.get(key)
     if (entry === undefined) {
       const table = this.#table
-      const query = new ReusableQuery<unknown[], never>(columns.length, (builder, ...values) =>
-        builder.insertInto(table).values(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as never),
+      const query = new ReusableQuery<unknown[], never>(
+        columns.length,
+        (builder, ...values) => builder.insertInto(table).values(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as never),
+        this.#role,
       )
       entry = { columns, query }
       this.#byColumns.set(key, entry)

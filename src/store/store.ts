@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { A2AV1Repository } from './a2a-v1.repository.js'
 import { A2AV1StreamEventRepository } from './a2a-v1-stream-events.repository.js'
@@ -13,6 +13,7 @@ import type { Engine } from './engine.js'
 import { TaskRepository } from './task.repository.js'
 import { TokenRepository } from './token.repository.js'
 import { SqliteGroupCommit } from './sqlite-group-commit.js'
+import { FOLD_COUNTS } from './row-counts.js'
 import { DatabaseUnavailable } from './unavailable.js'
 import { type StorageObserver, asStorageFault } from './storage-fault.js'
 
@@ -101,7 +102,7 @@ export class Store {
 
   /**
    * Subscribes to how long each committed transaction held a chain head: from the moment it took the first head's
-   * lock (PostgreSQL: the compare-and-append statement or `FOR UPDATE`; SQLite: its first append, the database
+   * lock (PostgreSQL: the append statement, APPEND_ON_GUESS, or `FOR UPDATE`; SQLite: its first append, the database
    * being its one lock) to its COMMIT's return, in seconds. Observers must not throw.
    */
   observeChainHold(observer: (seconds: number) => void): void {
@@ -142,6 +143,16 @@ export class Store {
     const value = await work(repos)
     await repos.chains.flushDeferred()
     return value
+  }
+
+  /**
+   * PostgreSQL: moves the deltas of the counts (migration 016) into `row_counts`, so that reading them stays a few
+   * rows; returns how many counts changed. Safe on several replicas at once. SQLite updates its counts in place: 0.
+   */
+  async foldCounts(): Promise<number> {
+    if (this.#connection.engine !== 'postgres') return 0
+    const result = await this.#connection.db.executeQuery(CompiledQuery.raw(FOLD_COUNTS, []))
+    return Number(result.numAffectedRows ?? 0n)
   }
 
   /** Throws when the database does not answer; the message says why without naming hosts or addresses. */

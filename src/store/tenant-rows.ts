@@ -19,7 +19,8 @@ export class TenantRows<Table extends TenantTable, Domain> {
 
   constructor(table: Table, mapping: RowMapping<Domain, Selectable<Database[Table]>>) {
     this.#mapping = mapping
-    this.#insert = new ReusableInsert(table)
+    // A new row's INSERT needs nothing back but success: PostgreSQL sends it with the transaction's next statement.
+    this.#insert = new ReusableInsert(table, 'deferrable')
     // Kysely types a query over either table as one over both (it merges their columns); each row is of `table`.
     const from: TenantTable = table
     this.#get = new ReusableQuery(2, (db, tenantId: string, id: string) =>

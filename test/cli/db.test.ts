@@ -181,12 +181,24 @@ for (const engine of engines) {
 describe('database settings fail fast', () => {
   it('loadConfig: defaults, accepted values and every rejected value name the variable', () => {
     const defaults = loadConfig({}, '/srv')
-    expect([defaults.dbPoolSize, defaults.dbConnectTimeoutMs, defaults.dbStatementTimeoutMs, defaults.migrateOnStart]).toEqual([10, 5_000, 30_000, true])
+    expect([defaults.dbPoolSize, defaults.dbConnectTimeoutMs, defaults.dbStatementTimeoutMs, defaults.migrateOnStart, defaults.dbPreparedStatements]).toEqual([
+      10,
+      5_000,
+      30_000,
+      true,
+      true,
+    ])
     const set = loadConfig(
-      { BERNSTEIN_DB_POOL_SIZE: '25', BERNSTEIN_DB_CONNECT_TIMEOUT_MS: '750', BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: '0', BERNSTEIN_MIGRATE_ON_START: 'off' },
+      {
+        BERNSTEIN_DB_POOL_SIZE: '25',
+        BERNSTEIN_DB_CONNECT_TIMEOUT_MS: '750',
+        BERNSTEIN_DB_STATEMENT_TIMEOUT_MS: '0',
+        BERNSTEIN_MIGRATE_ON_START: 'off',
+        BERNSTEIN_DB_PREPARED_STATEMENTS: 'off',
+      },
       '/srv',
     )
-    expect([set.dbPoolSize, set.dbConnectTimeoutMs, set.dbStatementTimeoutMs, set.migrateOnStart]).toEqual([25, 750, 0, false])
+    expect([set.dbPoolSize, set.dbConnectTimeoutMs, set.dbStatementTimeoutMs, set.migrateOnStart, set.dbPreparedStatements]).toEqual([25, 750, 0, false, false])
     const rejected: [string, string, string][] = [
       ['BERNSTEIN_DB_POOL_SIZE', '0', "BERNSTEIN_DB_POOL_SIZE must be a whole number from 1 to 1000, got '0'"],
       ['BERNSTEIN_DB_POOL_SIZE', '1001', "BERNSTEIN_DB_POOL_SIZE must be a whole number from 1 to 1000, got '1001'"],
@@ -195,6 +207,7 @@ describe('database settings fail fast', () => {
       ['BERNSTEIN_DB_CONNECT_TIMEOUT_MS', '1.5', "BERNSTEIN_DB_CONNECT_TIMEOUT_MS must be a whole number from 1 to 600000, got '1.5'"],
       ['BERNSTEIN_DB_STATEMENT_TIMEOUT_MS', '-1', "BERNSTEIN_DB_STATEMENT_TIMEOUT_MS must be a whole number from 0 to 86400000, got '-1'"],
       ['BERNSTEIN_MIGRATE_ON_START', 'later', "BERNSTEIN_MIGRATE_ON_START must be one of 1/true/yes/on or 0/false/no/off, got 'later'"],
+      ['BERNSTEIN_DB_PREPARED_STATEMENTS', 'maybe', "BERNSTEIN_DB_PREPARED_STATEMENTS must be one of 1/true/yes/on or 0/false/no/off, got 'maybe'"],
     ]
     for (const [name, value, message] of rejected) {
       expect(() => loadConfig({ [name]: value }, '/srv'), `${name}=${value}`).toThrow(new ConfigError(message))

@@ -22,7 +22,7 @@ afterEach(async () => {
   for (const app of apps.splice(0)) await app.close()
 })
 
-const CHAIN_APPEND = /^with moved as \(\s*update chain_heads/
+const CHAIN_APPEND = /^with locked as \(\s*select chain, head_hash, length from chain_heads where chain = \$1 for update/
 const HEAD_READ = /from "chain_heads"/
 
 /** A server whose SQL statements are recorded; `during` returns those one request ran. */
