@@ -13,6 +13,7 @@ import type { Database } from '../../src/store/database.js'
 import { Store } from '../../src/store/store.js'
 import { TaskRepository } from '../../src/store/task.repository.js'
 import type { Task } from '../../src/tasks/task.js'
+import { taskFixture } from '../helpers/task-fixture.js'
 import { migratedDatabasePerTest } from '../helpers/engines.js'
 import { PG_URL, announceSkip, pgSuiteName } from './support.js'
 
@@ -80,33 +81,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('keyset pages on PostgreSQL'), () => {
     const task = (i: number): Task => {
       // Pairs share a creation time, so the cursor is (created_at, id), not created_at alone.
       const at = 1_796_000_000 + Math.floor(i / 2)
-      return {
-        id: `t${i.toString().padStart(5, '0')}`,
-        tenantId: 'default',
-        title: `task ${i}`,
-        description: '',
-        role: 'backend',
-        priority: 2,
-        scope: 'medium',
-        complexity: 'medium',
-        estimatedMinutes: 30,
-        status: 'open',
-        taskType: 'standard',
-        dependsOn: [],
-        parentTaskId: null,
-        ownedFiles: [],
-        assignedAgent: null,
-        resultSummary: null,
-        terminalReason: null,
-        metadata: {},
-        createdAt: at,
-        updatedAt: at,
-        claimedAt: null,
-        completedAt: null,
-        closedAt: null,
-        progressLog: [],
-        version: 1,
-      }
+      return taskFixture(`t${i.toString().padStart(5, '0')}`, at, { title: `task ${i}` })
     }
     for (let i = 0; i < ENTRIES; i++) await store.repos.tasks.insert(task(i))
     await sql`analyze tasks`.execute(connection.db)

@@ -23,6 +23,7 @@ import { guardedPool } from '../../src/store/pg-pool.js'
 import { Store } from '../../src/store/store.js'
 import { DatabaseUnavailable } from '../../src/store/unavailable.js'
 import type { Task } from '../../src/tasks/task.js'
+import { taskFixture } from '../helpers/task-fixture.js'
 import { PG_URL, type Schema, announceSkip, createSchema, pgSuiteName } from './support.js'
 
 announceSkip('test/pg/write-statements.test.ts')
@@ -67,34 +68,7 @@ function recordedStore(schema: Schema, options: { prepare?: boolean; max?: numbe
 
 let serial = 0
 function newTask(id = `t${++serial}`): Task {
-  const at = 1_800_000_000 + serial
-  return {
-    id,
-    tenantId: 'default',
-    title: id,
-    description: id,
-    role: 'backend',
-    priority: 2,
-    scope: 'medium',
-    complexity: 'medium',
-    estimatedMinutes: 45,
-    status: 'open',
-    taskType: 'standard',
-    dependsOn: [],
-    parentTaskId: null,
-    ownedFiles: [],
-    assignedAgent: null,
-    resultSummary: null,
-    terminalReason: null,
-    metadata: {},
-    createdAt: at,
-    updatedAt: at,
-    claimedAt: null,
-    completedAt: null,
-    closedAt: null,
-    progressLog: [],
-    version: 1,
-  }
+  return taskFixture(id, 1_800_000_000 + serial, { description: id, estimatedMinutes: 45 })
 }
 
 const a2aRow = (task: Task): A2ATaskRecord => ({
@@ -239,26 +213,20 @@ describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => 
     const schema = await migrated()
     const { store, sent } = recordedStore(schema, { max: 2 })
     await store.transaction((repos) => repos.chains.appendNext('chain', 'genesis', builtOn('first', [])))
-    let commitFirst = (): void => {}
-    const held = new Promise<void>((resolve) => {
-      commitFirst = resolve
-    })
-    let firstAppended = (): void => {}
-    const appended = new Promise<void>((resolve) => {
-      firstAppended = resolve
-    })
+    const commitFirst = signal()
+    const firstAppended = signal()
     const first = store.transaction(async (repos) => {
       await repos.chains.appendNext('chain', 'genesis', builtOn('one', []))
-      firstAppended()
-      await held
+      firstAppended.fire()
+      await commitFirst.fired
     })
-    await appended
+    await firstAppended.fired
     sent.length = 0
     const secondSaw: ChainHead[] = []
     const second = store.transaction((repos) => repos.chains.appendNext('chain', 'genesis', builtOn('two', secondSaw)))
     // The second append is waiting for the first transaction's lock: PostgreSQL says so.
     await until(async () => (await schema.query("select 1 from pg_locks where not granted and locktype = 'transactionid'")).length > 0)
-    commitFirst()
+    commitFirst.fire()
     await first
     const { position, value } = await second
     expect(position).toBe(3)
@@ -293,24 +261,18 @@ describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => 
     const one = recordedStore(schema)
     // The other gives up on any lock wait after 3 s: with a shared counter row it would wait for the first.
     const other = recordedStore(schema, { lockTimeoutMs: 3000 })
-    let release = (): void => {}
-    const open = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let inserted = (): void => {}
-    const firstInserted = new Promise<void>((resolve) => {
-      inserted = resolve
-    })
+    const release = signal()
+    const inserted = signal()
     const first = one.store.transaction(async (repos) => {
       const task = newTask()
       await repos.tasks.insert(task)
       await repos.tasks.get('default', task.id) // sends the INSERT: its counting has run, its transaction stays open
-      inserted()
-      await open
+      inserted.fire()
+      await release.fired
     })
-    await firstInserted
+    await inserted.fired
     await other.store.transaction((repos) => repos.tasks.insert(newTask()))
-    release()
+    release.fire()
     await first
 
     // Many more from both, folded by both at once while they write.
@@ -332,6 +294,15 @@ describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => 
     expect(Object.fromEntries(await other.store.repos.tasks.countedByStatus())).toEqual(Object.fromEntries(scan))
   })
 })
+
+/** A promise (`fired`) that one side awaits and the other resolves (`fire`). */
+function signal(): { readonly fired: Promise<void>; fire(): void } {
+  let fire = (): void => {}
+  const fired = new Promise<void>((resolve) => {
+    fire = resolve
+  })
+  return { fired, fire }
+}
 
 /** Polls `condition` until it holds (no fixed sleep: each check is a round trip to the database). */
 async function until(condition: () => Promise<boolean>): Promise<void> {

@@ -10,6 +10,17 @@ import type { Engine } from '../engine.js'
  * PostgreSQL: each trigger locks the counter rows it changes in name order first, so that two transitions moving
  * tasks between the same two statuses in opposite directions queue instead of deadlocking.
  */
+/** PostgreSQL: the counter rows a change moves, locked in name order, then adjusted (replaced by migration 016). */
+export const ROW_COUNTS_APPLY_IN_PLACE = `function row_counts_apply(minus text, plus text) returns void language plpgsql as $$
+  begin
+    if plus is not null then
+      insert into row_counts (name, n) values (plus, 0) on conflict (name) do nothing;
+    end if;
+    perform 1 from row_counts where name in (minus, plus) order by name for update;
+    if minus is not null then update row_counts set n = n - 1 where name = minus; end if;
+    if plus is not null then update row_counts set n = n + 1 where name = plus; end if;
+  end $$`
+
 export function rowCounts(engine: Engine) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
@@ -43,15 +54,7 @@ export function rowCounts(engine: Engine) {
         return
       }
       // One function for both tables: the counter names a row change moves, locked in order, then adjusted.
-      await sql`create function row_counts_apply(minus text, plus text) returns void language plpgsql as $$
-        begin
-          if plus is not null then
-            insert into row_counts (name, n) values (plus, 0) on conflict (name) do nothing;
-          end if;
-          perform 1 from row_counts where name in (minus, plus) order by name for update;
-          if minus is not null then update row_counts set n = n - 1 where name = minus; end if;
-          if plus is not null then update row_counts set n = n + 1 where name = plus; end if;
-        end $$`.execute(db)
+      await sql`create ${sql.raw(ROW_COUNTS_APPLY_IN_PLACE)}`.execute(db)
       await sql`create function row_counts_tasks() returns trigger language plpgsql as $$
         begin
           if tg_op = 'INSERT' then perform row_counts_apply(null, 'tasks.' || new.status);

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.js'
 import { FOLD_COUNTS } from '../row-counts.js'
+import { ROW_COUNTS_APPLY_IN_PLACE } from './2026-12-02-007-row-counts.js'
 
 /**
  * PostgreSQL: the counts of migration 007 kept as deltas instead of in place. There, every new task added one to the
@@ -29,15 +30,7 @@ export function rowCountDeltas(engine: Engine) {
     },
     async down(db: Kysely<unknown>): Promise<void> {
       if (engine === 'postgres') {
-        await sql`create or replace function row_counts_apply(minus text, plus text) returns void language plpgsql as $$
-          begin
-            if plus is not null then
-              insert into row_counts (name, n) values (plus, 0) on conflict (name) do nothing;
-            end if;
-            perform 1 from row_counts where name in (minus, plus) order by name for update;
-            if minus is not null then update row_counts set n = n - 1 where name = minus; end if;
-            if plus is not null then update row_counts set n = n + 1 where name = plus; end if;
-          end $$`.execute(db)
+        await sql`create or replace ${sql.raw(ROW_COUNTS_APPLY_IN_PLACE)}`.execute(db)
         await sql`${sql.raw(FOLD_COUNTS)}`.execute(db)
       }
       await db.schema.dropTable('row_count_deltas').execute()

@@ -2,35 +2,15 @@ import { describe, expect, it } from 'vitest'
 import { assertArtifactRoom, MAX_ARTIFACT_BYTES_PER_TASK, MAX_ARTIFACTS_PER_TASK } from '../../../src/a2a/a2a-task.js'
 import { isAppError } from '../../../src/errors.js'
 import { MAX_PROGRESS_BYTES, MAX_TASK_PAGE_BYTES, type Task, fitTaskPage, withProgressEntry } from '../../../src/tasks/task.js'
+import { taskFixture } from '../../helpers/task-fixture.js'
 
 function task(id: string, description = '', progress: string[] = []): Task {
-  return {
-    id,
-    tenantId: 'default',
-    title: id,
+  return taskFixture(id, 1, {
     description,
     role: 'auto',
-    priority: 2,
-    scope: 'medium',
-    complexity: 'medium',
-    estimatedMinutes: 30,
     status: 'in_progress',
-    taskType: 'standard',
-    dependsOn: [],
-    parentTaskId: null,
-    ownedFiles: [],
-    assignedAgent: null,
-    resultSummary: null,
-    terminalReason: null,
-    metadata: {},
-    createdAt: 1,
-    updatedAt: 1,
-    claimedAt: null,
-    completedAt: null,
-    closedAt: null,
     progressLog: progress.map((message) => ({ timestamp: 1, message, percent: 0 })),
-    version: 1,
-  }
+  })
 }
 
 const codeOf = (fn: () => unknown): string | undefined => {
