@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Migrator } from 'kysely'
 import pg from 'pg'
 import { afterEach } from 'vitest'
 import { type Connection, type DatabaseOptions, connect, migrateToLatest } from '../../src/store/connect.js'
+import { migrationProvider } from '../../src/store/migrations/index.js'
 
 export type TestEngine = 'sqlite' | 'postgres'
 
@@ -86,5 +88,30 @@ export function migratedDatabasePerTest(): (engine: TestEngine) => Promise<Conne
     const database = await openMigratedDatabase(engine)
     open.push(database)
     return database.connection
+  }
+}
+
+/**
+ * For a migration's test file: a function that opens a fresh database with no migration applied, and a migrator over
+ * it to step through them; every database it opened is closed and dropped after each test.
+ */
+export function unmigratedDatabasePerTest(): (engine: TestEngine) => Promise<{ connection: Connection; migrator: Migrator }> {
+  const open: { connection: Connection; database: TestDatabase }[] = []
+  afterEach(async () => {
+    for (const { connection, database } of open.splice(0)) {
+      await connection.close()
+      await database.drop()
+    }
+  })
+  return async (engine) => {
+    const database = await createTestDatabase(engine)
+    const connection = connect(database.options)
+    open.push({ connection, database })
+    const migrator = new Migrator({
+      db: connection.db,
+      provider: migrationProvider(engine),
+      ...(connection.schema && { migrationTableSchema: connection.schema }),
+    })
+    return { connection, migrator }
   }
 }

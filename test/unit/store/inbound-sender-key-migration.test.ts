@@ -1,22 +1,15 @@
-import { Migrator, sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Connection, connect } from '../../../src/store/connect.js'
-import { migrationProvider } from '../../../src/store/migrations/index.js'
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import type { Connection } from '../../../src/store/connect.js'
 import { A2ARepository } from '../../../src/store/a2a.repository.js'
-import { type TestDatabase, createTestDatabase, testEngines } from '../../helpers/engines.js'
+import { testEngines, unmigratedDatabasePerTest } from '../../helpers/engines.js'
 
 const BEFORE = '2026-11-30-005-federation'
 const THIS = '2026-11-30-006-inbound-sender-key'
 const BEFORE_SIGNING = '2026-12-02-010-a2a-v1'
 const SIGNING = '2026-12-02-011-inbound-signing-key'
 
-const opened: { connection: Connection; database: TestDatabase }[] = []
-afterEach(async () => {
-  for (const { connection, database } of opened.splice(0)) {
-    await connection.close()
-    await database.drop()
-  }
-})
+const openUnmigrated = unmigratedDatabasePerTest()
 
 interface Row {
   id: string
@@ -28,17 +21,7 @@ interface Row {
 
 for (const engine of testEngines()) {
   describe(`migration ${THIS} (${engine})`, () => {
-    async function open(): Promise<{ connection: Connection; migrator: Migrator }> {
-      const database = await createTestDatabase(engine)
-      const connection = connect(database.options)
-      opened.push({ connection, database })
-      const migrator = new Migrator({
-        db: connection.db,
-        provider: migrationProvider(engine),
-        ...(connection.schema && { migrationTableSchema: connection.schema }),
-      })
-      return { connection, migrator }
-    }
+    const open = () => openUnmigrated(engine)
 
     const insert = (connection: Connection, id: string, remoteTaskId: string, createdAt: number, senderKey?: string) =>
       senderKey === undefined

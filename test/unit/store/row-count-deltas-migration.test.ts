@@ -2,36 +2,21 @@
  * Migration 016 on each engine: counts kept before it stay, the rows written after it are counted (as deltas on
  * PostgreSQL, in place on SQLite), and its down folds the deltas back into the counts and counts in place again.
  */
-import { Migrator, sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Connection, connect } from '../../../src/store/connect.js'
-import { migrationProvider } from '../../../src/store/migrations/index.js'
+import { sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { TaskRepository } from '../../../src/store/task.repository.js'
-import { type TestDatabase, createTestDatabase, testEngines } from '../../helpers/engines.js'
+import { testEngines, unmigratedDatabasePerTest } from '../../helpers/engines.js'
 import { taskFixture } from '../../helpers/task-fixture.js'
 
 const BEFORE = '2026-12-02-015-rate-limit-table'
 const THIS = '2026-12-03-016-row-count-deltas'
 
-const opened: { connection: Connection; database: TestDatabase }[] = []
-afterEach(async () => {
-  for (const { connection, database } of opened.splice(0)) {
-    await connection.close()
-    await database.drop()
-  }
-})
+const openUnmigrated = unmigratedDatabasePerTest()
 
 for (const engine of testEngines()) {
   describe(`migration ${THIS} (${engine})`, () => {
     it('keeps the counts made before it, counts what comes after, and its down folds the deltas back', async () => {
-      const database = await createTestDatabase(engine)
-      const connection = connect(database.options)
-      opened.push({ connection, database })
-      const migrator = new Migrator({
-        db: connection.db,
-        provider: migrationProvider(engine),
-        ...(connection.schema && { migrationTableSchema: connection.schema }),
-      })
+      const { connection, migrator } = await openUnmigrated(engine)
       const tasks = new TaskRepository(connection.db, engine)
       let serial = 0
       const insert = async (count: number) => {
