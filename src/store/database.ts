@@ -189,7 +189,6 @@ export interface PeerNonceTable {
   expires_at: number
 }
 
-/** Counts kept on write by triggers (`tasks.<status>`, `peers`); see migration 007. */
 /** PostgreSQL: a change to a count not folded into `row_counts` yet (migration 016); empty on SQLite. */
 export interface RowCountDeltaTable {
   name: string
@@ -197,6 +196,7 @@ export interface RowCountDeltaTable {
   delta: number | string
 }
 
+/** Counts kept on write by triggers (`tasks.<status>`, `peers`); see migration 007. */
 export interface RowCountTable {
   name: string
   /** A bigint: a string on PostgreSQL. */

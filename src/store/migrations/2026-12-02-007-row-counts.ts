@@ -1,15 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.js'
 
-/**
- * Counts kept on write: `row_counts(name, n)` holds the number of tasks in each status (`tasks.<status>`) and of
- * known peers (`peers`), maintained by triggers in the same transaction as the rows they count, so no code path
- * can forget them and a rolled-back write never counts. `GET /health` and the `bernstein_tasks` gauge read these
- * few rows instead of counting the tables (a scan whose cost grew with the table: issue 26).
- *
- * PostgreSQL: each trigger locks the counter rows it changes in name order first, so that two transitions moving
- * tasks between the same two statuses in opposite directions queue instead of deadlocking.
- */
 /** PostgreSQL: the counter rows a change moves, locked in name order, then adjusted (replaced by migration 016). */
 export const ROW_COUNTS_APPLY_IN_PLACE = `function row_counts_apply(minus text, plus text) returns void language plpgsql as $$
   begin
@@ -21,6 +12,15 @@ export const ROW_COUNTS_APPLY_IN_PLACE = `function row_counts_apply(minus text, 
     if plus is not null then update row_counts set n = n + 1 where name = plus; end if;
   end $$`
 
+/**
+ * Counts kept on write: `row_counts(name, n)` holds the number of tasks in each status (`tasks.<status>`) and of
+ * known peers (`peers`), maintained by triggers in the same transaction as the rows they count, so no code path
+ * can forget them and a rolled-back write never counts. `GET /health` and the `bernstein_tasks` gauge read these
+ * few rows instead of counting the tables (a scan whose cost grew with the table: issue 26).
+ *
+ * PostgreSQL: each trigger locks the counter rows it changes in name order first, so that two transitions moving
+ * tasks between the same two statuses in opposite directions queue instead of deadlocking.
+ */
 export function rowCounts(engine: Engine) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {

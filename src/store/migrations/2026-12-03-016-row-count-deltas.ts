@@ -5,7 +5,7 @@ import { ROW_COUNTS_APPLY_IN_PLACE } from './2026-12-02-007-row-counts.js'
 
 /**
  * PostgreSQL: the counts of migration 007 kept as deltas instead of in place. There, every new task added one to the
- * single `tasks.submitted` row, whose lock was then held to COMMIT: every write of a task in the cluster queued on
+ * single `tasks.open` row, whose lock was then held to COMMIT: every write of a task in the cluster queued on
  * it, from its first statement to its last, whatever the chain partitioning (and a transaction that took a chain
  * head first and the counter second could deadlock with one that took them the other way). Now the triggers append
  * a row (`+1`, `-1`) that nothing else locks; readers add the deltas to the counts, and a periodic fold
