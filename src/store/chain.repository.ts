@@ -86,6 +86,35 @@ select previous_hash, previous_length, (select count(*) from appended) as append
   'host',
 )
 
+/**
+ * PostgreSQL: APPEND_ON_GUESS for an entry whose caller needs no answer, sent in the round trip of the transaction's
+ * next statement or its COMMIT (write-behind.ts). Its answer comes too late to build the entry again, so a stale
+ * guess (or no head row) fails the statement instead, through `bernstein_chain_moved` (migration 017): a serialization
+ * failure, for which the store runs the whole transaction again, building on the heads as they are.
+ */
+const APPEND_BEFORE_COMMIT = fixedShape(
+  `with locked as (
+  select chain, head_hash, length from chain_heads where chain = $1 for update
+), moved as (
+  update chain_heads set head_hash = $2, length = locked.length + 1 from locked
+  where chain_heads.chain = locked.chain and locked.head_hash = $3 and locked.length = $4
+  returning chain_heads.length
+), appended as (
+  insert into chain_entries (chain, position, entry_hash, ticket_id, tracker_name, line)
+  select $1, length, $2, $5, $6, $7 from moved
+  returning position
+)
+select case when (select count(*) from appended) = 1 then 1 else bernstein_chain_moved($1) end as appended`,
+  'before-commit',
+)
+
+/**
+ * How many right guesses in a row make a chain's appends go with the COMMIT (APPEND_BEFORE_COMMIT) instead of in a
+ * round trip of their own: a wrong one there costs the whole transaction, so only a chain this process alone has
+ * been writing (one replica, or a partition no other replica writes) gets them.
+ */
+const CALM_AFTER = 8
+
 interface AppendOnGuessRow {
   readonly previous_hash: string
   readonly previous_length: number | string
@@ -111,6 +140,8 @@ export class ChainHeadCache {
   readonly #heads = new Map<string, ChainHead>()
   /** PostgreSQL: per chain, the turn of this process's latest appender (settled once its append statement returns). */
   readonly #turns = new Map<string, Promise<void>>()
+  /** PostgreSQL: per chain, how many of this process's guesses of its head in a row were right (see CALM_AFTER). */
+  readonly #rightInARow = new Map<string, number>()
 
   /**
    * PostgreSQL: waits until this process's previous appender to `chain` has its append statement answered (or
@@ -141,6 +172,31 @@ export class ChainHeadCache {
     return this.#heads.get(chain)
   }
 
+  /** PostgreSQL: whether appends to `chain` may be built on the guess and sent with the COMMIT (see CALM_AFTER). */
+  calm(chain: string): boolean {
+    return (this.#rightInARow.get(chain) ?? 0) >= CALM_AFTER
+  }
+
+  /** PostgreSQL: a guess of `chain`'s head turned out right or wrong. */
+  guessed(chain: string, right: boolean): void {
+    if (right) this.#rightInARow.set(chain, Math.min((this.#rightInARow.get(chain) ?? 0) + 1, CALM_AFTER))
+    else this.#rightInARow.delete(chain)
+  }
+
+  /**
+   * PostgreSQL: the end of a transaction that appended on guesses (APPEND_BEFORE_COMMIT). Committed, they were right.
+   * Otherwise the heads it left as guesses never came to be: they are forgotten (unless a later append has replaced
+   * them already) and the chains are no longer calm, so that the next attempt reads and builds on the real heads.
+   */
+  settle(transaction: ChainTransaction, committed: boolean): void {
+    for (const { chain, head } of transaction.guesses) {
+      this.guessed(chain, committed)
+      if (committed) continue
+      const now = this.#heads.get(chain)
+      if (now !== undefined && now.headHash === head.headHash && now.length === head.length) this.#heads.delete(chain)
+    }
+  }
+
   set(chain: string, head: ChainHead): void {
     this.#heads.set(chain, head)
   }
@@ -154,12 +210,23 @@ export class ChainHeadCache {
   }
 }
 
-/**
- * When this transaction first held a chain head's lock (`performance.now()`, once the statement that takes it has
- * returned, so time spent waiting for another writer's lock is not counted), for the hold-time histogram.
- */
-export interface ChainLockClock {
+/** What one attempt of a transaction knows about its chain appends. */
+export interface ChainTransaction {
+  /**
+   * When it first held a chain head's lock (`performance.now()`, once the statement that takes it has returned, so
+   * time spent waiting for another writer's lock is not counted; for an append sent with the COMMIT, when it was
+   * queued), for the hold-time histogram.
+   */
   lockedAt: number | null
+  /** Whether appends to a calm chain may go with the COMMIT (not after such an attempt failed). */
+  readonly appendBeforeCommit: boolean
+  /** The heads its appends before COMMIT left as this process's guesses, for `ChainHeadCache.settle`. */
+  readonly guesses: Array<{ readonly chain: string; readonly head: ChainHead }>
+}
+
+/** A new attempt's state; `appendBeforeCommit` off after an attempt failed. */
+export function chainTransaction(appendBeforeCommit: boolean): ChainTransaction {
+  return { lockedAt: null, appendBeforeCommit, guesses: [] }
 }
 
 /**
@@ -178,21 +245,21 @@ export class ChainRepository extends Repository {
    * rolled back), one more, under the lock.
    */
   readonly #hints: ChainHeadCache | null
-  readonly #clock: ChainLockClock | null
+  readonly #transaction: ChainTransaction | null
   /** PostgreSQL: the chains whose head this transaction has locked (appended to, or `lockHead`). */
   readonly #holding = new Set<string>()
   /** Appends `appendAtCommit` queued, in order; `flushDeferred` runs them. */
   readonly #deferred: Array<{ chain: string; genesis: string; build: ChainEntryBuilder<unknown> }> = []
 
-  constructor(db: Kysely<Database>, engine: Engine, cache: ChainHeadCache | null = null, clock: ChainLockClock | null = null) {
+  constructor(db: Kysely<Database>, engine: Engine, cache: ChainHeadCache | null = null, transaction: ChainTransaction | null = null) {
     super(db, engine)
     this.#cache = engine === 'sqlite' ? cache : null
     this.#hints = engine === 'postgres' ? cache : null
-    this.#clock = clock
+    this.#transaction = transaction
   }
 
   #locked(): void {
-    if (this.#clock !== null && this.#clock.lockedAt === null) this.#clock.lockedAt = performance.now()
+    if (this.#transaction !== null && this.#transaction.lockedAt === null) this.#transaction.lockedAt = performance.now()
   }
 
   /**
@@ -210,7 +277,11 @@ export class ChainRepository extends Repository {
     // A transaction that already appended to the chain holds its lock: nobody else can move it, no turn to wait for.
     const endTurn = this.#hints === null || this.#holding.has(chain) ? undefined : await this.#hints.turn(chain)
     try {
-      let guess = this.#hints?.get(chain) ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
+      const hint = this.#hints?.get(chain)
+      if (hint !== undefined && this.#transaction?.appendBeforeCommit === true && this.#hints?.calm(chain) === true) {
+        return await this.#appendBeforeCommit(chain, hint, build, this.#transaction)
+      }
+      let guess = hint ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
       for (let attempt = 1; ; attempt++) {
         const built = build(guess)
         const { entry } = built
@@ -229,6 +300,29 @@ export class ChainRepository extends Repository {
     }
   }
 
+  /**
+   * PostgreSQL: the entry built on this process's guess of the head and handed to the connection, which sends it with
+   * the transaction's next statement (at best its COMMIT); the guess becomes the entry at once, so that the next
+   * appender of this process builds on it. A stale guess fails the transaction there (APPEND_BEFORE_COMMIT).
+   */
+  async #appendBeforeCommit<T>(
+    chain: string,
+    guess: ChainHead,
+    build: ChainEntryBuilder<T>,
+    transaction: ChainTransaction,
+  ): Promise<{ readonly position: number; readonly value: T }> {
+    const { entry, value } = build(guess)
+    await this.db.executeQuery(
+      CompiledQuery.raw(APPEND_BEFORE_COMMIT, [chain, entry.entryHash, guess.headHash, guess.length, entry.ticketId, entry.trackerName, entry.line]),
+    )
+    this.#locked()
+    this.#holding.add(chain)
+    const head: ChainHead = { headHash: entry.entryHash, length: guess.length + 1 }
+    this.#hints?.set(chain, head)
+    transaction.guesses.push({ chain, head })
+    return { position: head.length, value }
+  }
+
   /** PostgreSQL: after APPEND_ON_GUESS, which holds the head's lock now: the entry stored, or built again and stored. */
   async #appended<T>(
     chain: string,
@@ -239,6 +333,7 @@ export class ChainRepository extends Repository {
     this.#locked()
     this.#holding.add(chain)
     const head: ChainHead = { headHash: row.previous_hash, length: Number(row.previous_length) }
+    this.#hints?.guessed(chain, Number(row.appended) === 1)
     if (Number(row.appended) === 1) {
       this.#hints?.set(chain, { headHash: built.entry.entryHash, length: head.length + 1 })
       return { position: head.length + 1, value: built.value }
@@ -256,7 +351,7 @@ export class ChainRepository extends Repository {
    * across the rest of the transaction's round trips. Only a repository bound to a transaction can defer.
    */
   appendAtCommit(chain: string, genesis: string, build: ChainEntryBuilder<unknown>): void {
-    if (this.#clock === null) throw new TypeError('appendAtCommit needs a transaction: the queued append runs just before its COMMIT')
+    if (this.#transaction === null) throw new TypeError('appendAtCommit needs a transaction: the queued append runs just before its COMMIT')
     this.#deferred.push({ chain, genesis, build })
   }
 

@@ -100,6 +100,10 @@ export function connect(options: DatabaseOptions): Connection {
       max: options.poolSize ?? DEFAULT_POOL_SIZE,
       connectionTimeoutMillis: connectTimeout,
       keepAlive: true,
+      // Statements written together go out in one round trip, each answered in order (a transaction's BEGIN with its
+      // first statement, its chain appends with its COMMIT: write-behind.ts). Used one statement at a time, it behaves
+      // as a plain client.
+      pipeline: true,
       // The server cancels a statement after statement_timeout; query_timeout is the client's own limit for when
       // the answer never comes back (a network that drops packets instead of refusing).
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + connectTimeout } : {}),

@@ -4,8 +4,23 @@ import { preparedName } from './statement-shapes.js'
 import { DatabaseUnavailable, asUnavailable } from './unavailable.js'
 import { type Statement, WriteBehind } from './write-behind.js'
 
-/** What a held-back INSERT answers at once: its one row, which the statement that carries it will write or fail on. */
+/**
+ * What a held-back statement answers at once: an INSERT's one row, which the statement that carries it will write or
+ * fail on (BEGIN, COMMIT and the guessed chain append ignore it).
+ */
 const HELD_BACK = { command: 'INSERT', rowCount: 1, rows: [] }
+
+/**
+ * The answer to statements written together on a pipelined client (each with its own Sync, answered in order): the
+ * last one's result, or the first error. Statements after a failed one run in the aborted transaction and fail too
+ * (or, for COMMIT, roll it back), so the first error is the one that says why.
+ */
+async function inOneRoundTrip(sent: ReadonlyArray<Promise<PostgresQueryResult<unknown>>>): Promise<PostgresQueryResult<unknown>> {
+  const settled = await Promise.allSettled(sent)
+  const failed = settled.find((outcome) => outcome.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+  return (settled.at(-1) as PromiseFulfilledResult<PostgresQueryResult<unknown>>).value
+}
 
 /** Statement-level give-ups after which the session itself is still healthy (it can roll back and be reused). */
 const SESSION_SURVIVES = new Set(['57014', '55P03'])
@@ -37,8 +52,8 @@ interface Guard {
  *   wait for the query timeout) and is destroyed on release instead of going back to the pool.
  *
  * and cheaper per statement (statement-shapes.ts): the fixed-shape statements are prepared once per connection under
- * a name (unless `prepare` is off), and a transaction's deferrable INSERTs travel with its next statement
- * (write-behind.ts).
+ * a name (unless `prepare` is off), and a transaction's BEGIN, deferrable INSERTs and guessed chain appends travel
+ * with its next statement (write-behind.ts): on a client made with `pipeline: true` (connect.ts), in one round trip.
  */
 export function guardedPool(pool: pg.Pool, options: { readonly prepare?: boolean } = {}): PostgresPool {
   const prepare = options.prepare ?? true
@@ -68,10 +83,14 @@ export function guardedPool(pool: pg.Pool, options: { readonly prepare?: boolean
       if (typeof sqlOrCursor !== 'string') return client.query(sqlOrCursor as never)
       if (guard.broken) return Promise.reject(new DatabaseUnavailable('connection lost', new Error('query on a connection that was lost earlier')))
       const plan = guard.writes.plan({ sql: sqlOrCursor, values: parameters ?? [] })
-      if (plan === null) return Promise.resolve(HELD_BACK)
-      let result = send(plan[0] as Statement)
-      for (const statement of plan.slice(1)) result = result.then(() => send(statement))
-      return result
+      if (plan.length === 0) return Promise.resolve(HELD_BACK)
+      if (plan.length === 1) return send(plan[0] as Statement)
+      if (!client.pipeline) {
+        let result = send(plan[0] as Statement)
+        for (const statement of plan.slice(1)) result = result.then(() => send(statement))
+        return result
+      }
+      return inOneRoundTrip(plan.map(send))
     }
     const guard: Guard = {
       broken: false,

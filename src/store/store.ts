@@ -2,7 +2,7 @@ import { CompiledQuery, sql } from 'kysely'
 import { A2ARepository } from './a2a.repository.js'
 import { A2AV1Repository } from './a2a-v1.repository.js'
 import { A2AV1StreamEventRepository } from './a2a-v1-stream-events.repository.js'
-import { ChainHeadCache, type ChainLockClock, ChainRepository } from './chain.repository.js'
+import { ChainHeadCache, ChainRepository, type ChainTransaction, chainTransaction } from './chain.repository.js'
 import { CheckpointRepository } from './checkpoint.repository.js'
 import { A2AV1PushRepository } from './a2a-v1-push.repository.js'
 import { DocumentRepository } from './document.repository.js'
@@ -17,7 +17,10 @@ import { FOLD_COUNTS } from './row-counts.js'
 import { DatabaseUnavailable } from './unavailable.js'
 import { type StorageObserver, asStorageFault } from './storage-fault.js'
 
-/** PostgreSQL gave up on a transaction to break a deadlock or a serialization conflict; running it again is safe. */
+/**
+ * PostgreSQL gave up on a transaction to break a deadlock or a serialization conflict (among them a chain append sent
+ * with its COMMIT on a stale head: migration 017); running it again is safe.
+ */
 const RETRYABLE = new Set(['40P01', '40001'])
 const MAX_ATTEMPTS = 3
 
@@ -56,7 +59,7 @@ export class Store {
     this.#group = connection.engine === 'sqlite' ? new SqliteGroupCommit(connection.db, () => this.#heads.clear()) : null
   }
 
-  static #bind(db: Connection['db'], engine: Engine, heads: ChainHeadCache | null, clock: ChainLockClock | null): Repositories {
+  static #bind(db: Connection['db'], engine: Engine, heads: ChainHeadCache | null, chainState: ChainTransaction | null): Repositories {
     return {
       tasks: new TaskRepository(db, engine),
       a2a: new A2ARepository(db, engine),
@@ -64,7 +67,7 @@ export class Store {
       a2aV1Events: new A2AV1StreamEventRepository(db, engine),
       a2aV1Push: new A2AV1PushRepository(db, engine),
       tokens: new TokenRepository(db, engine),
-      chains: new ChainRepository(db, engine, heads, clock),
+      chains: new ChainRepository(db, engine, heads, chainState),
       checkpoints: new CheckpointRepository(db, engine),
       documents: new DocumentRepository(db, engine),
       federation: new FederationRepository(db, engine),
@@ -109,27 +112,31 @@ export class Store {
     this.#holdObservers.push(observer)
   }
 
-  #held(clock: ChainLockClock): void {
-    if (clock.lockedAt === null) return
-    const seconds = (performance.now() - clock.lockedAt) / 1000
+  #held(chainState: ChainTransaction): void {
+    if (chainState.lockedAt === null) return
+    const seconds = (performance.now() - chainState.lockedAt) / 1000
     for (const observer of this.#holdObservers) observer(seconds)
   }
 
   async #transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T> {
     const engine = this.#connection.engine
     if (this.#group) {
-      const clock: ChainLockClock = { lockedAt: null }
-      const value = await this.#group.run((db) => Store.#run(work, Store.#bind(db, engine, this.#heads, clock)))
-      this.#held(clock)
+      const chainState = chainTransaction(false)
+      const value = await this.#group.run((db) => Store.#run(work, Store.#bind(db, engine, this.#heads, chainState)))
+      this.#held(chainState)
       return value
     }
     for (let attempt = 1; ; attempt++) {
-      const clock: ChainLockClock = { lockedAt: null }
+      // After a failed attempt, appends go in round trips of their own: one built on a stale guess and sent with
+      // the COMMIT (ChainRepository) costs the whole transaction, and may be what failed it.
+      const chainState = chainTransaction(attempt === 1)
       try {
-        const value = await this.#connection.db.transaction().execute((trx) => Store.#run(work, Store.#bind(trx, engine, this.#heads, clock)))
-        this.#held(clock)
+        const value = await this.#connection.db.transaction().execute((trx) => Store.#run(work, Store.#bind(trx, engine, this.#heads, chainState)))
+        this.#heads.settle(chainState, true)
+        this.#held(chainState)
         return value
       } catch (error) {
+        this.#heads.settle(chainState, false)
         const code = (error as { code?: unknown } | null)?.code
         if (typeof code !== 'string' || !RETRYABLE.has(code)) throw error
         // Still aborted after every attempt: nothing was written, and the client may simply retry (503, not 500).

@@ -1,4 +1,4 @@
-import { fixedShape, isDeferrable, isHost } from './statement-shapes.js'
+import { fixedShape, isBeforeCommit, isDeferrable, isHost } from './statement-shapes.js'
 
 export interface Statement {
   readonly sql: string
@@ -9,45 +9,79 @@ export interface Statement {
 const renumbered = (sql: string, offset: number): string => (offset === 0 ? sql : sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`))
 
 /**
- * The deferrable writes (see statement-shapes.ts) a PostgreSQL transaction has made and not sent yet, one per
- * connection. On PostgreSQL every statement is a round trip, and on a loaded host the round trip costs more than
- * the statement; a send was six of them (BEGIN, task, receipt-spine append, A2A task, audit append, COMMIT). Held
- * back and sent as CTEs in front of the next chain append, the two INSERTs cost none of their own.
+ * What a PostgreSQL transaction has asked for and not sent yet, one per connection. On PostgreSQL every round trip
+ * costs more than the statement it carries on a loaded host, and a send was six of them (BEGIN, task, receipt-spine
+ * append, A2A task, audit append, COMMIT); while a chain head's lock is held, each one also holds up every other
+ * writer of that chain. So, inside a transaction:
  *
- * Order and visibility are kept: every statement other than a host first sends what is held back (so a read in the
- * same transaction sees the rows), COMMIT too; ROLLBACK drops it, as the database would. An error in a held-back
- * write surfaces on the statement that carried it, which aborts the transaction as it would have.
+ * - BEGIN is not sent on its own: it goes in the round trip of the transaction's first statement (pipelined, see
+ *   pg-pool.ts); a transaction that sends nothing else sends no BEGIN, COMMIT or ROLLBACK either;
+ * - a deferrable write (a new row's INSERT) is sent as a data-modifying CTE in front of the next host statement;
+ * - a before-commit statement (a chain append built on a guess, statement-shapes.ts) carries the deferrable writes
+ *   held before it and is itself held until the next statement, so that a send's appends travel with its COMMIT.
+ *
+ * Order and visibility are kept: every other statement, COMMIT included, first sends what is held (so a read in the
+ * same transaction sees the rows), in the same round trip; ROLLBACK drops it, as the database would. An error in a
+ * held statement surfaces on the statement that carried it (pg-pool.ts answers a round trip with its first error),
+ * which aborts the transaction as it would have.
  */
 export class WriteBehind {
   #inTransaction = false
+  /** The transaction's BEGIN, until its first statement goes out. */
+  #begin: Statement | null = null
   #held: Statement[] = []
 
   /**
-   * What to send for `statement`: nothing (`null`, it is held back), or the statements to run in order, the last
-   * one answering for `statement`.
+   * What to send for `statement`, in order and in one round trip, the last one answering for it; none when it is
+   * held (or is the COMMIT or ROLLBACK of a transaction that sent nothing), which is answered at once.
    */
-  plan(statement: Statement): readonly Statement[] | null {
+  plan(statement: Statement): readonly Statement[] {
     const { sql } = statement
-    if (this.#inTransaction && isDeferrable(sql)) {
+    if (sql === 'begin' || sql.startsWith('start transaction')) {
+      this.#inTransaction = true
+      this.#begin = statement
+      this.#held = []
+      return []
+    }
+    if (this.#inTransaction && (isDeferrable(sql) || isBeforeCommit(sql))) {
       this.#held.push(statement)
-      return null
+      return []
     }
     if (sql === 'rollback') {
-      this.#inTransaction = false
-      this.#held = []
-      return [statement]
+      const begun = this.#begin === null
+      this.reset()
+      return begun ? [statement] : []
     }
-    if (sql === 'begin' || sql.startsWith('start transaction')) this.#inTransaction = true
-    if (sql === 'commit') this.#inTransaction = false
-    if (this.#held.length === 0) return [statement]
+    if (sql === 'commit') {
+      this.#inTransaction = false
+      if (this.#begin !== null && this.#held.length === 0) {
+        this.#begin = null
+        return []
+      }
+    }
+    const out: Statement[] = this.#begin === null ? [] : [this.#begin]
+    this.#begin = null
     const held = this.#held
     this.#held = []
-    return isHost(sql) ? [merged(held, statement)] : [merged(held.slice(0, -1), held.at(-1) as Statement), statement]
+    let pending: Statement[] = []
+    for (const write of held) {
+      if (isBeforeCommit(write.sql)) {
+        out.push(merged(pending, write))
+        pending = []
+      } else pending.push(write)
+    }
+    if (isHost(sql)) out.push(merged(pending, statement))
+    else {
+      if (pending.length > 0) out.push(merged(pending.slice(0, -1), pending.at(-1) as Statement))
+      out.push(statement)
+    }
+    return out
   }
 
   /** The connection goes back to its pool: nothing held back may outlive its transaction. */
   reset(): void {
     this.#inTransaction = false
+    this.#begin = null
     this.#held = []
   }
 }

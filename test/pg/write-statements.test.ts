@@ -3,8 +3,10 @@
  * on a real server and schema:
  *
  * - a transaction's new-row INSERTs travel with its next chain statement, so a send's transaction is four statements
- *   (BEGIN, the task with the spine append, the A2A row with the audit append, COMMIT); a read after such an INSERT
- *   sees the row, a ROLLBACK drops it unsent, and one that fails fails the statement that carried it;
+ *   (BEGIN, the task with the spine append, the A2A row with the audit append, COMMIT), in three round trips, and in
+ *   one once this process's guesses of the chain heads have been right eight times in a row (the appends then go
+ *   with the COMMIT, and a stale guess fails the attempt, which runs again); a read after such an INSERT sees the
+ *   row, a ROLLBACK drops it unsent, and one that fails fails the statement that carried it;
  * - the fixed-shape statements are prepared under a name once per connection (unless turned off), and a named
  *   statement a schema change has outdated costs a 503 and a new connection, not a broken node;
  * - a chain append built on the head another transaction of this process has made but not committed waits for that
@@ -44,26 +46,42 @@ async function migrated(): Promise<Schema> {
   return schema
 }
 
-/** A store on `schema` whose pooled clients record every text they are asked to run, in `sent`. */
+/**
+ * A store on `schema` whose pooled clients (pipelined, as connect.ts makes them) record every text they are asked to
+ * run, in `sent`, and which of them were written together, in `trips`: a statement written while none is waiting
+ * for its answer starts a round trip.
+ */
 function recordedStore(schema: Schema, options: { prepare?: boolean; max?: number; lockTimeoutMs?: number } = {}) {
   const sent: string[] = []
+  const trips: string[][] = []
   const pool = new pg.Pool({
     connectionString: PG_URL ?? '',
     max: options.max ?? 1,
+    pipeline: true,
     options: `-c search_path=${schema.name}${options.lockTimeoutMs ? ` -c lock_timeout=${options.lockTimeoutMs}` : ''}`,
   })
   pool.on('error', () => {})
   pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (config: unknown, values?: unknown) => unknown
+    const query = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<unknown>
+    let waiting = 0
     client.query = ((config: string | { text: string }, values?: unknown) => {
-      sent.push(typeof config === 'string' ? config : config.text)
-      return query(config, values)
+      const text = typeof config === 'string' ? config : config.text
+      sent.push(text)
+      if (waiting === 0) trips.push([])
+      trips.at(-1)?.push(text)
+      waiting++
+      const answer = query(config, values)
+      const answered = () => {
+        waiting--
+      }
+      answer.then(answered, answered)
+      return answer
     }) as typeof client.query
   })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool, { prepare: options.prepare ?? true }) }) })
   const connection: Connection = { db, engine: 'postgres', schema: schema.name, sharedPool: pool, close: () => db.destroy() }
   opened.push(connection)
-  return { store: new Store(connection), sent, pool, connection }
+  return { store: new Store(connection), sent, trips, pool, connection }
 }
 
 let serial = 0
@@ -90,13 +108,14 @@ const builtOn = (label: string, seen: ChainHead[]) => (head: ChainHead) => {
   return { entry: { entryHash, ticketId: label, trackerName: 'test', line: `{"h":"${entryHash}"}` }, value: entryHash }
 }
 
-const APPEND_ON_GUESS = /^with locked as \(/
+const APPEND_ON_GUESS = /locked as \((?![\s\S]*bernstein_chain_moved)/
+const APPEND_BEFORE_COMMIT = /locked as \([\s\S]*bernstein_chain_moved/
 const AFTER_WRONG_GUESS = /^with "appended" as \(insert into "chain_entries"/
 
 describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => {
-  it('a send-shaped transaction is four statements: each new row travels with the next chain append', async () => {
+  it('a send-shaped transaction is four statements; once its chains are calm, all four go in one round trip', async () => {
     const schema = await migrated()
-    const { store, sent } = recordedStore(schema)
+    const { store, sent, trips } = recordedStore(schema)
     const send = (task: Task) =>
       store.transaction(async (repos) => {
         await repos.tasks.insert(task)
@@ -106,18 +125,87 @@ describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => 
       })
     await send(newTask()) // creates both chains' heads
     sent.length = 0
+    trips.length = 0
     const second = newTask()
     await send(second)
+    // Each append waits for its answer (its guess is not trusted yet), so: BEGIN with the spine append, the audit
+    // append, the COMMIT.
     expect(sent).toHaveLength(4)
-    expect(sent[0]).toBe('begin')
-    expect(sent[1]).toMatch(/^with held_1 as \(insert into "tasks" .*\), locked as \(/s)
-    expect(sent[2]).toMatch(/^with held_1 as \(insert into "a2a_tasks" .*\), locked as \(/s)
-    expect(sent[3]).toBe('commit')
+    expect(trips).toHaveLength(3)
+    expect(trips[0]?.[0]).toBe('begin')
+    expect(trips[0]?.[1]).toMatch(/^with held_1 as \(insert into "tasks" .*\), locked as \(/s)
+    expect(trips[1]?.[0]).toMatch(/^with held_1 as \(insert into "a2a_tasks" .*\), locked as \(/s)
+    expect(trips[2]).toEqual(['commit'])
+    expect(sent.filter((s) => APPEND_ON_GUESS.test(s))).toHaveLength(2)
     // All of it is there, the chains at their second entries.
     expect((await store.repos.tasks.get('default', second.id))?.id).toBe(second.id)
     expect((await store.repos.a2a.get('default', `a-${second.id}`))?.bernsteinTaskId).toBe(second.id)
     expect((await store.repos.chains.head('spine'))?.length).toBe(2)
     expect((await store.repos.chains.head('audit'))?.length).toBe(2)
+
+    // Eight right guesses in a row make a chain calm: its appends then travel with the COMMIT.
+    for (let i = 0; i < 7; i++) await send(newTask())
+    sent.length = 0
+    trips.length = 0
+    const calm = newTask()
+    await send(calm)
+    expect(trips).toHaveLength(1)
+    expect(trips[0]).toHaveLength(4)
+    expect(trips[0]?.[0]).toBe('begin')
+    expect(trips[0]?.[1]).toMatch(/^with held_1 as \(insert into "tasks" .*\), locked as \([\s\S]*bernstein_chain_moved/s)
+    expect(trips[0]?.[2]).toMatch(/^with held_1 as \(insert into "a2a_tasks" .*\), locked as \([\s\S]*bernstein_chain_moved/s)
+    expect(trips[0]?.[3]).toBe('commit')
+    expect((await store.repos.a2a.get('default', `a-${calm.id}`))?.bernsteinTaskId).toBe(calm.id)
+    for (const chain of ['spine', 'audit']) {
+      const lines = await store.repos.chains.list({ chain })
+      expect(lines.map((line) => line.position)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1))
+      // Every entry built on the one before it.
+      expect(lines.every((line, i) => line.entryHash.endsWith(`<${i === 0 ? 'genesis' : lines[i - 1]?.entryHash}`))).toBe(true)
+      expect(lines.at(-1)?.entryHash).toBe(`${calm.id}@10<${lines.at(-2)?.entryHash}`)
+    }
+  })
+
+  it('a transaction that sends nothing sends no BEGIN or COMMIT either', async () => {
+    const schema = await migrated()
+    const { store, sent } = recordedStore(schema)
+    expect(await store.transaction(async () => 'nothing to write')).toBe('nothing to write')
+    expect(sent).toEqual([])
+  })
+
+  it('a guess gone stale while it travels with the COMMIT fails the attempt; the transaction runs again on the head as it is', async () => {
+    const schema = await migrated()
+    const replicaA = recordedStore(schema)
+    const replicaB = recordedStore(schema)
+    const append = (replica: typeof replicaA, label: string, saw: ChainHead[] = []) =>
+      replica.store.transaction(async (repos) => {
+        await repos.tasks.insert(newTask(`task-${label}`))
+        return repos.chains.appendNext('chain', 'genesis', builtOn(label, saw))
+      })
+    for (let i = 1; i <= 9; i++) await append(replicaA, `a${i}`)
+    await append(replicaB, 'b10')
+    replicaA.sent.length = 0
+    replicaA.trips.length = 0
+    const saw: ChainHead[] = []
+    const { position, value } = await append(replicaA, 'a11', saw)
+    // Built on A's own last entry and sent with the COMMIT, which B's entry made stale: the attempt failed there
+    // (the COMMIT then rolled it back), and the second attempt read the head and appended in a round trip of its own.
+    expect(saw.map((head) => head.length)).toEqual([9, 10])
+    expect(replicaA.trips[0]?.at(-1)).toBe('commit')
+    expect(replicaA.trips[0]?.filter((s) => APPEND_BEFORE_COMMIT.test(s))).toHaveLength(1)
+    expect(replicaA.sent.filter((s) => APPEND_BEFORE_COMMIT.test(s))).toHaveLength(1)
+    expect(replicaA.sent.filter((s) => APPEND_ON_GUESS.test(s))).toHaveLength(1)
+    expect(position).toBe(11)
+    const lines = await replicaA.store.repos.chains.list({ chain: 'chain' })
+    expect(lines.map((line) => line.ticketId)).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9', 'b10', 'a11'])
+    expect(lines.at(-1)?.entryHash).toBe(value)
+    expect(value).toBe(`a11@11<${lines[9]?.entryHash}`)
+    // The failed attempt left nothing: one task per append, the first attempt's INSERT rolled back with it.
+    expect((await replicaA.store.repos.tasks.countByStatus()).get('open')).toBe(11)
+    // And the chain is no longer trusted: the next append waits for its own answer again.
+    replicaA.sent.length = 0
+    await append(replicaA, 'a12')
+    expect(replicaA.sent.filter((s) => APPEND_BEFORE_COMMIT.test(s))).toHaveLength(0)
+    expect(replicaA.sent.filter((s) => APPEND_ON_GUESS.test(s))).toHaveLength(1)
   })
 
   it('a read after a held INSERT sees the row; a ROLLBACK drops it unsent; outside a transaction it is sent at once', async () => {
@@ -139,7 +227,8 @@ describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => 
         throw new Error('changed my mind')
       }),
     ).rejects.toThrow('changed my mind')
-    expect(sent).toEqual(['begin', 'rollback'])
+    // Nothing had been sent: not even the BEGIN.
+    expect(sent).toEqual([])
     expect(await store.repos.tasks.get('default', dropped.id)).toBeUndefined()
 
     sent.length = 0

@@ -15,6 +15,7 @@ import { a2aV1StreamEvents } from './2026-12-02-014-a2a-v1-stream-events.js'
 import { rateLimitTable } from './2026-12-02-015-rate-limit-table.js'
 import { a2aV1Push } from './2026-12-02-012-a2a-v1-push.js'
 import { rowCountDeltas } from './2026-12-03-016-row-count-deltas.js'
+import { chainMoved } from './2026-12-03-017-chain-moved.js'
 
 /** Static provider: migrations are code, ordered by name, and the same for both engines. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -36,6 +37,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '2026-12-02-015-rate-limit-table': rateLimitTable(engine),
         '2026-12-02-012-a2a-v1-push': a2aV1Push(engine),
         '2026-12-03-016-row-count-deltas': rowCountDeltas(engine),
+        '2026-12-03-017-chain-moved': chainMoved(engine),
       }
     },
   }
