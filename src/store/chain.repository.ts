@@ -142,6 +142,8 @@ export class ChainHeadCache {
   readonly #turns = new Map<string, Promise<void>>()
   /** PostgreSQL: per chain, how many of this process's guesses of its head in a row were right (see CALM_AFTER). */
   readonly #rightInARow = new Map<string, number>()
+  /** PostgreSQL: per chain, the appends travelling with their COMMIT not settled yet, and who waits for them. */
+  readonly #travelling = new Map<string, { count: number; readonly settled: Promise<void>; readonly resolve: () => void }>()
 
   /**
    * PostgreSQL: waits until this process's previous appender to `chain` has its append statement answered (or
@@ -183,6 +185,33 @@ export class ChainHeadCache {
     else this.#rightInARow.delete(chain)
   }
 
+  /** PostgreSQL: an append to `chain` now travels with its COMMIT, until `settle`. */
+  travelling(chain: string): void {
+    const known = this.#travelling.get(chain)
+    if (known !== undefined) {
+      known.count++
+      return
+    }
+    let resolve = (): void => {}
+    const settled = new Promise<void>((done) => {
+      resolve = done
+    })
+    this.#travelling.set(chain, { count: 1, settled, resolve })
+  }
+
+  /**
+   * PostgreSQL: waits (at most `boundMs`) until no append to `chain` travels with its COMMIT; whether there were any.
+   * Bounded like a turn, and for the same reason.
+   */
+  async settled(chain: string, boundMs = TURN_WAIT_MS): Promise<boolean> {
+    const known = this.#travelling.get(chain)
+    if (known === undefined) return false
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([known.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))])
+    clearTimeout(timer)
+    return true
+  }
+
   /**
    * PostgreSQL: the end of a transaction that appended on guesses (APPEND_BEFORE_COMMIT). Committed, they were right.
    * Otherwise the heads it left as guesses never came to be: they are forgotten (unless a later append has replaced
@@ -190,6 +219,11 @@ export class ChainHeadCache {
    */
   settle(transaction: ChainTransaction, committed: boolean): void {
     for (const { chain, head } of transaction.guesses) {
+      const travelling = this.#travelling.get(chain)
+      if (travelling !== undefined && --travelling.count === 0) {
+        this.#travelling.delete(chain)
+        travelling.resolve()
+      }
       this.guessed(chain, committed)
       if (committed) continue
       const now = this.#heads.get(chain)
@@ -269,6 +303,15 @@ export class ChainRepository extends Repository {
    * when the guess was wrong, it is built again on the head that statement found, and stored under the lock.
    */
   async appendNext<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>): Promise<{ readonly position: number; readonly value: T }> {
+    return this.#appendNext(chain, genesis, build, false)
+  }
+
+  /**
+   * `appendNext`; `last` when nothing but the COMMIT and other such appends follow (`flushDeferred`), so that the
+   * append may travel with the COMMIT. Appends in the middle of a transaction never do: held for all of it, they
+   * would reach PostgreSQL in the order their transactions commit rather than the order they were built in.
+   */
+  async #appendNext<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>, last: boolean): Promise<{ readonly position: number; readonly value: T }> {
     if (this.engine !== 'postgres') {
       const head = await this.lockHead(chain, genesis)
       const { entry, value } = build(head)
@@ -277,10 +320,13 @@ export class ChainRepository extends Repository {
     // A transaction that already appended to the chain holds its lock: nobody else can move it, no turn to wait for.
     const endTurn = this.#hints === null || this.#holding.has(chain) ? undefined : await this.#hints.turn(chain)
     try {
-      const hint = this.#hints?.get(chain)
-      if (hint !== undefined && this.#transaction?.appendBeforeCommit === true && this.#hints?.calm(chain) === true) {
+      let hint = this.#hints?.get(chain)
+      if (last && hint !== undefined && this.#transaction?.appendBeforeCommit === true && this.#hints?.calm(chain) === true) {
         return await this.#appendBeforeCommit(chain, hint, build, this.#transaction)
       }
+      // An append sent now would overtake those of this process still travelling to their COMMIT, built on the same
+      // head, and fail them all: it waits for them to settle, then builds on what they left.
+      if (this.#hints !== null && !this.#holding.has(chain) && (await this.#hints.settled(chain))) hint = this.#hints.get(chain)
       let guess = hint ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
       for (let attempt = 1; ; attempt++) {
         const built = build(guess)
@@ -319,6 +365,7 @@ export class ChainRepository extends Repository {
     this.#holding.add(chain)
     const head: ChainHead = { headHash: entry.entryHash, length: guess.length + 1 }
     this.#hints?.set(chain, head)
+    this.#hints?.travelling(chain)
     transaction.guesses.push({ chain, head })
     return { position: head.length, value }
   }
@@ -358,7 +405,7 @@ export class ChainRepository extends Repository {
   /** Runs the queued appends in the order they were queued (the store calls it as the transaction's last step). */
   async flushDeferred(): Promise<void> {
     for (let next = this.#deferred.shift(); next !== undefined; next = this.#deferred.shift()) {
-      await this.appendNext(next.chain, next.genesis, next.build)
+      await this.#appendNext(next.chain, next.genesis, next.build, true)
     }
   }
 

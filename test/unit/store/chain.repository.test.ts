@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { LOOP_SLICE_MS } from '../../../src/store/loop-slices.js'
+import { ChainHeadCache, chainTransaction } from '../../../src/store/chain.repository.js'
 import { Store } from '../../../src/store/store.js'
 import { type TestEngine, migratedDatabasePerTest, testEngines } from '../../helpers/engines.js'
 
@@ -85,5 +86,59 @@ describe.each(testEngines())('ChainRepository on %s', (engine) => {
     )
     expect(await store.repos.chains.head('main')).toEqual({ headHash: 'h1', length: 1 })
     expect((await store.repos.chains.list({ chain: 'main' })).map((l) => l.entryHash)).toEqual(['h1'])
+  })
+})
+
+describe('ChainHeadCache: the guesses of appends that travel with their COMMIT (PostgreSQL)', () => {
+  const head = (n: number) => ({ headHash: `h${n}`, length: n })
+
+  it('a chain is calm after eight right guesses in a row; a wrong one, or a failed transaction, starts the count again', () => {
+    const cache = new ChainHeadCache()
+    for (let i = 0; i < 7; i++) cache.guessed('c', true)
+    expect(cache.calm('c')).toBe(false)
+    cache.guessed('c', true)
+    expect(cache.calm('c')).toBe(true)
+    cache.guessed('c', false)
+    expect(cache.calm('c')).toBe(false)
+    for (let i = 0; i < 8; i++) cache.guessed('c', true)
+    const failed = chainTransaction(true)
+    failed.guesses.push({ chain: 'c', head: head(9) })
+    cache.set('c', head(9))
+    cache.settle(failed, false)
+    expect(cache.calm('c')).toBe(false)
+    // The head it left as a guess never came to be.
+    expect(cache.get('c')).toBeUndefined()
+  })
+
+  it('a failed transaction forgets only the guesses that are still its own', () => {
+    const cache = new ChainHeadCache()
+    const failed = chainTransaction(true)
+    failed.guesses.push({ chain: 'c', head: head(4) })
+    cache.set('c', head(5)) // a later append of this process built on it already
+    cache.settle(failed, false)
+    expect(cache.get('c')).toEqual(head(5))
+  })
+
+  it('an append that waits for its answer first waits for those travelling with their COMMIT to settle', async () => {
+    const cache = new ChainHeadCache()
+    expect(await cache.settled('c')).toBe(false)
+    const first = chainTransaction(true)
+    const second = chainTransaction(true)
+    for (const transaction of [first, second]) {
+      cache.travelling('c')
+      transaction.guesses.push({ chain: 'c', head: head(1) })
+    }
+    let settled = false
+    // A bound far beyond the test, so that only the settling can end the wait.
+    const waiting = cache.settled('c', 600_000).then((had) => {
+      settled = true
+      return had
+    })
+    cache.settle(first, true)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(settled).toBe(false)
+    cache.settle(second, true)
+    expect(await waiting).toBe(true)
+    expect(await cache.settled('c')).toBe(false)
   })
 })
