@@ -73,13 +73,41 @@ export class A2AService implements TaskObserver {
     }
   }
 
-  /** Creates the A2A task and its linked Bernstein task in one transaction, attested when keys exist. */
+  /**
+   * Creates the A2A task and its linked Bernstein task in one transaction, attested when keys exist. The receipt's
+   * spine row and the A2A row go last, with the tracker-audit entry, just before the COMMIT: on PostgreSQL the
+   * whole transaction is then one round trip once the chains' heads are known, and no head is locked across one.
+   */
   async send(tenantId: string, input: { sender: string; message: string; role: string }): Promise<A2ATaskView> {
-    return this.#deps.store.transaction((repos) => this.createWithin(repos, tenantId, input))
+    // Set by every attempt of the transaction that gets as far as its COMMIT; the one that commits sets it last.
+    const attested: { receipt: Readonly<Record<string, unknown>> | null } = { receipt: null }
+    const body = await this.#deps.store.transaction(async (repos) => {
+      const { record, body } = await this.#insertLinkedTask(repos, tenantId, input)
+      await this.#deps.attestor.attestAtCommit(repos, body, 'acceptance', tenantId, async (receipt) => {
+        attested.receipt = receipt
+        await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
+      })
+      return body
+    })
+    return { body, receipt: attested.receipt, attestation: attested.receipt ? 'acceptance' : 'none' }
   }
 
   /** The body of `send`, for callers that already hold a transaction (the federated accept path). */
   async createWithin(repos: Repositories, tenantId: string, input: { sender: string; message: string; role: string }): Promise<A2ATaskView> {
+    const { record, body } = await this.#insertLinkedTask(repos, tenantId, input)
+    // Attested before the row is written, so the row is inserted with its receipt (one INSERT, no UPDATE after it);
+    // all of it commits together either way.
+    const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance', tenantId)
+    await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
+    return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
+  }
+
+  /** The linked Bernstein task, inserted; the A2A task's row and response body, not stored yet. */
+  async #insertLinkedTask(
+    repos: Repositories,
+    tenantId: string,
+    input: { sender: string; message: string; role: string },
+  ): Promise<{ readonly record: A2ATaskRecord; readonly body: A2ATaskResponseBody }> {
     const task = this.#deps.tasks.newTask(tenantId, {
       title: linkedTaskTitle(input.message),
       description: input.message,
@@ -99,12 +127,7 @@ export class A2AService implements TaskObserver {
       receipt: null,
       receiptKind: null,
     }
-    const body = this.#responseBody(record, task, [])
-    // Attested before the row is written, so the row is inserted with its receipt (one INSERT, no UPDATE after it);
-    // all of it commits together either way.
-    const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance', tenantId)
-    await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
-    return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
+    return { record, body: this.#responseBody(record, task, []) }
   }
 
   /** Reads an A2A task. A read never writes: the status is derived from the linked task each time. */

@@ -3,10 +3,11 @@ import type { A2ATaskResponseBody, AttestationKind, Attestor } from './attestati
 import { fromPyValue, toPyValue } from '../canonical/python-json.js'
 import { exportPublicJwk, signBytes } from '../crypto/ed25519.js'
 import { type PartitionScheme, partitionFor } from '../lineage/partitions.js'
-import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
+import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, type SpineRow, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
 import { type Metrics, noMetrics } from '../signature-metrics.js'
 import { buildReceipt, buildReceiptSpineRow, receiptToDict } from './receipt.js'
 import type { Clock } from '../runtime.js'
+import type { ChainHead } from '../store/chain.repository.js'
 import type { Repositories } from '../store/store.js'
 
 /** The receipt spine (run `a2a-inbound-responses`) in `chain_entries` before partitioning: its legacy partition. */
@@ -47,11 +48,30 @@ export class ReceiptAttestor implements Attestor {
     return this.#kid
   }
 
-  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string): Promise<Readonly<Record<string, unknown>>> {
+  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string): Promise<Readonly<Record<string, unknown>> | null> {
+    const { partition, build, response } = this.#spineAppend(body, kind, tenantId)
+    const { value: row } = await repos.chains.appendNext(partition, SPINE_GENESIS_HASH, build)
+    return this.#receipt(body.id, response, row)
+  }
+
+  async attestAtCommit(
+    repos: Repositories,
+    body: A2ATaskResponseBody,
+    kind: AttestationKind,
+    tenantId: string,
+    then: (receipt: Readonly<Record<string, unknown>> | null) => Promise<void>,
+  ): Promise<void> {
+    const { partition, build, response } = this.#spineAppend(body, kind, tenantId)
+    // First among the appends at COMMIT: the spine head is locked before the tracker-audit head, as everywhere else.
+    repos.chains.appendAtCommit(partition, SPINE_GENESIS_HASH, build, { first: true, then: async (row) => then(await this.#receipt(body.id, response, row)) })
+  }
+
+  /** The receipt's spine row, built on whatever head its partition has when it is appended. */
+  #spineAppend(body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string) {
     // Integral numbers are ints and others floats, exactly as a verifier parsing our JSON wire body will see them.
     const response = toPyValue(body)
     const partition = partitionFor(RECEIPT_SPINE_CHAIN, this.#deps.partitions ?? { shards: 1 }, tenantId, body.id)
-    const { value: row } = await repos.chains.appendNext(partition, SPINE_GENESIS_HASH, (head) => {
+    const build = (head: ChainHead) => {
       const row = buildReceiptSpineRow(
         {
           response,
@@ -63,17 +83,20 @@ export class ReceiptAttestor implements Attestor {
         this.#lineageKey,
       )
       return { entry: { entryHash: row.entry_hash, ticketId: body.id, trackerName: kind, line: spineRowLine(row).slice(0, -1) }, value: row }
-    })
-    const metrics = this.#deps.metrics ?? noMetrics
+    }
+    return { partition, build, response }
+  }
+
+  async #receipt(taskId: string, response: ReturnType<typeof toPyValue>, row: SpineRow): Promise<Readonly<Record<string, unknown>>> {
     const receipt = await buildReceipt({
       response,
-      taskId: body.id,
+      taskId,
       spineRow: row,
       kid: this.#kid,
       sign: (message) => signBytes(this.#deps.key.privateKey, message),
       publicJwk: this.#publicJwk,
     })
-    metrics.signatureMade('receipt')
+    ;(this.#deps.metrics ?? noMetrics).signatureMade('receipt')
     return fromPyValue(receiptToDict(receipt)) as Record<string, unknown>
   }
 }

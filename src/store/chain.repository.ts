@@ -122,6 +122,24 @@ interface AppendOnGuessRow {
   readonly appended: number | string
 }
 
+/** How `appendAtCommit` queues an append. */
+export interface AtCommitOptions<T> {
+  /**
+   * Ahead of the appends queued so far: chain heads are locked in one order in every transaction (the receipt spine
+   * before the tracker-audit chain), so that two writers never wait for each other's.
+   */
+  readonly first?: boolean
+  /** Told what `build` returned once the append is stored (or travels with the COMMIT), before the next one. */
+  readonly then?: (value: T) => Promise<void>
+}
+
+interface DeferredAppend {
+  readonly chain: string
+  readonly genesis: string
+  readonly build: ChainEntryBuilder<unknown>
+  readonly then: ((value: unknown) => Promise<void>) | undefined
+}
+
 /** How long an appender waits for the previous one's turn (ChainHeadCache.turn) before trying anyway. */
 const TURN_WAIT_MS = 100
 
@@ -142,17 +160,17 @@ export class ChainHeadCache {
   readonly #turns = new Map<string, Promise<void>>()
   /** PostgreSQL: per chain, how many of this process's guesses of its head in a row were right (see CALM_AFTER). */
   readonly #rightInARow = new Map<string, number>()
-  /** PostgreSQL: per chain, the appends travelling with their COMMIT not settled yet, and who waits for them. */
-  readonly #travelling = new Map<string, { count: number; readonly settled: Promise<void>; readonly resolve: () => void }>()
 
   /**
    * PostgreSQL: waits until this process's previous appender to `chain` has its append statement answered (or
-   * {@link TURN_WAIT_MS} have passed), so that the next one builds on the head that one made instead of on the same
-   * guess: ten sends in flight built on one guess and all but one missed, two round trips each. Bounded, because
-   * the wait is invisible to PostgreSQL's deadlock detector: a cycle through it becomes a miss, never a hang.
-   * Returns the function that ends this appender's turn.
+   * `boundMs`, by default {@link TURN_WAIT_MS}, have passed), so that the next one builds on the head that one made
+   * instead of on the same guess: ten sends in flight built on one guess and all but one missed, two round trips
+   * each. An append that travels with its COMMIT is answered with it: its turn lasts until its transaction settles,
+   * because pipelines written on several connections reach PostgreSQL in no set order, and one built on another's
+   * entry that arrived first would find the head stale. Bounded, because the wait is invisible to PostgreSQL's
+   * deadlock detector: a cycle through it becomes a miss, never a hang. Returns the function that ends the turn.
    */
-  async turn(chain: string): Promise<() => void> {
+  async turn(chain: string, boundMs = TURN_WAIT_MS): Promise<() => void> {
     const previous = this.#turns.get(chain)
     let end = (): void => {}
     const mine = new Promise<void>((resolve) => {
@@ -161,7 +179,7 @@ export class ChainHeadCache {
     this.#turns.set(chain, mine)
     if (previous !== undefined) {
       let timer: NodeJS.Timeout | undefined
-      await Promise.race([previous, new Promise<void>((resolve) => (timer = setTimeout(resolve, TURN_WAIT_MS)))])
+      await Promise.race([previous, new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))])
       clearTimeout(timer)
     }
     return () => {
@@ -185,49 +203,19 @@ export class ChainHeadCache {
     else this.#rightInARow.delete(chain)
   }
 
-  /** PostgreSQL: an append to `chain` now travels with its COMMIT, until `settle`. */
-  travelling(chain: string): void {
-    const known = this.#travelling.get(chain)
-    if (known !== undefined) {
-      known.count++
-      return
-    }
-    let resolve = (): void => {}
-    const settled = new Promise<void>((done) => {
-      resolve = done
-    })
-    this.#travelling.set(chain, { count: 1, settled, resolve })
-  }
-
-  /**
-   * PostgreSQL: waits (at most `boundMs`) until no append to `chain` travels with its COMMIT; whether there were any.
-   * Bounded like a turn, and for the same reason.
-   */
-  async settled(chain: string, boundMs = TURN_WAIT_MS): Promise<boolean> {
-    const known = this.#travelling.get(chain)
-    if (known === undefined) return false
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([known.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))])
-    clearTimeout(timer)
-    return true
-  }
-
   /**
    * PostgreSQL: the end of a transaction that appended on guesses (APPEND_BEFORE_COMMIT). Committed, they were right.
    * Otherwise the heads it left as guesses never came to be: they are forgotten (unless a later append has replaced
    * them already) and the chains are no longer calm, so that the next attempt reads and builds on the real heads.
    */
   settle(transaction: ChainTransaction, committed: boolean): void {
-    for (const { chain, head } of transaction.guesses) {
-      const travelling = this.#travelling.get(chain)
-      if (travelling !== undefined && --travelling.count === 0) {
-        this.#travelling.delete(chain)
-        travelling.resolve()
-      }
+    for (const { chain, head, endTurn } of transaction.guesses) {
       this.guessed(chain, committed)
-      if (committed) continue
-      const now = this.#heads.get(chain)
-      if (now !== undefined && now.headHash === head.headHash && now.length === head.length) this.#heads.delete(chain)
+      if (!committed) {
+        const now = this.#heads.get(chain)
+        if (now !== undefined && now.headHash === head.headHash && now.length === head.length) this.#heads.delete(chain)
+      }
+      endTurn()
     }
   }
 
@@ -254,8 +242,11 @@ export interface ChainTransaction {
   lockedAt: number | null
   /** Whether appends to a calm chain may go with the COMMIT (not after such an attempt failed). */
   readonly appendBeforeCommit: boolean
-  /** The heads its appends before COMMIT left as this process's guesses, for `ChainHeadCache.settle`. */
-  readonly guesses: Array<{ readonly chain: string; readonly head: ChainHead }>
+  /**
+   * The heads its appends before COMMIT left as this process's guesses, and the ends of their chains' turns, for
+   * `ChainHeadCache.settle`.
+   */
+  readonly guesses: Array<{ readonly chain: string; readonly head: ChainHead; readonly endTurn: () => void }>
 }
 
 /** A new attempt's state; `appendBeforeCommit` off after an attempt failed. */
@@ -283,7 +274,7 @@ export class ChainRepository extends Repository {
   /** PostgreSQL: the chains whose head this transaction has locked (appended to, or `lockHead`). */
   readonly #holding = new Set<string>()
   /** Appends `appendAtCommit` queued, in order; `flushDeferred` runs them. */
-  readonly #deferred: Array<{ chain: string; genesis: string; build: ChainEntryBuilder<unknown> }> = []
+  readonly #deferred: DeferredAppend[] = []
 
   constructor(db: Kysely<Database>, engine: Engine, cache: ChainHeadCache | null = null, transaction: ChainTransaction | null = null) {
     super(db, engine)
@@ -308,8 +299,8 @@ export class ChainRepository extends Repository {
 
   /**
    * `appendNext`; `last` when nothing but the COMMIT and other such appends follow (`flushDeferred`), so that the
-   * append may travel with the COMMIT. Appends in the middle of a transaction never do: held for all of it, they
-   * would reach PostgreSQL in the order their transactions commit rather than the order they were built in.
+   * append may travel with the COMMIT. Appends in the middle of a transaction never do: their turn would last for the
+   * rest of the transaction.
    */
   async #appendNext<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>, last: boolean): Promise<{ readonly position: number; readonly value: T }> {
     if (this.engine !== 'postgres') {
@@ -318,15 +309,15 @@ export class ChainRepository extends Repository {
       return { position: await this.append(chain, head, entry), value }
     }
     // A transaction that already appended to the chain holds its lock: nobody else can move it, no turn to wait for.
-    const endTurn = this.#hints === null || this.#holding.has(chain) ? undefined : await this.#hints.turn(chain)
+    let endTurn = this.#hints === null || this.#holding.has(chain) ? undefined : await this.#hints.turn(chain)
     try {
-      let hint = this.#hints?.get(chain)
-      if (last && hint !== undefined && this.#transaction?.appendBeforeCommit === true && this.#hints?.calm(chain) === true) {
-        return await this.#appendBeforeCommit(chain, hint, build, this.#transaction)
+      const hint = this.#hints?.get(chain)
+      if (last && endTurn !== undefined && hint !== undefined && this.#transaction?.appendBeforeCommit === true && this.#hints?.calm(chain) === true) {
+        const appended = await this.#appendBeforeCommit(chain, hint, build, this.#transaction, endTurn)
+        // The turn now ends when the transaction does (ChainHeadCache.settle).
+        endTurn = undefined
+        return appended
       }
-      // An append sent now would overtake those of this process still travelling to their COMMIT, built on the same
-      // head, and fail them all: it waits for them to settle, then builds on what they left.
-      if (this.#hints !== null && !this.#holding.has(chain) && (await this.#hints.settled(chain))) hint = this.#hints.get(chain)
       let guess = hint ?? (await this.head(chain)) ?? (await this.#create(chain, genesis))
       for (let attempt = 1; ; attempt++) {
         const built = build(guess)
@@ -348,14 +339,16 @@ export class ChainRepository extends Repository {
 
   /**
    * PostgreSQL: the entry built on this process's guess of the head and handed to the connection, which sends it with
-   * the transaction's next statement (at best its COMMIT); the guess becomes the entry at once, so that the next
-   * appender of this process builds on it. A stale guess fails the transaction there (APPEND_BEFORE_COMMIT).
+   * the transaction's next statement (at best its COMMIT); the guess becomes the entry, and the chain's turn passes
+   * to the next appender once the transaction settles (`endTurn`, called by ChainHeadCache.settle). A stale guess
+   * (another replica appended) fails the transaction there (APPEND_BEFORE_COMMIT).
    */
   async #appendBeforeCommit<T>(
     chain: string,
     guess: ChainHead,
     build: ChainEntryBuilder<T>,
     transaction: ChainTransaction,
+    endTurn: () => void,
   ): Promise<{ readonly position: number; readonly value: T }> {
     const { entry, value } = build(guess)
     await this.db.executeQuery(
@@ -365,8 +358,7 @@ export class ChainRepository extends Repository {
     this.#holding.add(chain)
     const head: ChainHead = { headHash: entry.entryHash, length: guess.length + 1 }
     this.#hints?.set(chain, head)
-    this.#hints?.travelling(chain)
-    transaction.guesses.push({ chain, head })
+    transaction.guesses.push({ chain, head, endTurn })
     return { position: head.length, value }
   }
 
@@ -397,15 +389,18 @@ export class ChainRepository extends Repository {
    * (`flushDeferred`, called by the store). On PostgreSQL the head's lock is then held for the COMMIT alone, not
    * across the rest of the transaction's round trips. Only a repository bound to a transaction can defer.
    */
-  appendAtCommit(chain: string, genesis: string, build: ChainEntryBuilder<unknown>): void {
+  appendAtCommit<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>, options: AtCommitOptions<T> = {}): void {
     if (this.#transaction === null) throw new TypeError('appendAtCommit needs a transaction: the queued append runs just before its COMMIT')
-    this.#deferred.push({ chain, genesis, build })
+    const queued: DeferredAppend = { chain, genesis, build, then: options.then as DeferredAppend['then'] }
+    if (options.first === true) this.#deferred.unshift(queued)
+    else this.#deferred.push(queued)
   }
 
   /** Runs the queued appends in the order they were queued (the store calls it as the transaction's last step). */
   async flushDeferred(): Promise<void> {
     for (let next = this.#deferred.shift(); next !== undefined; next = this.#deferred.shift()) {
-      await this.#appendNext(next.chain, next.genesis, next.build, true)
+      const { value } = await this.#appendNext(next.chain, next.genesis, next.build, true)
+      await next.then?.(value)
     }
   }
 

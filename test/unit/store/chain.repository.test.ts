@@ -91,6 +91,7 @@ describe.each(testEngines())('ChainRepository on %s', (engine) => {
 
 describe('ChainHeadCache: the guesses of appends that travel with their COMMIT (PostgreSQL)', () => {
   const head = (n: number) => ({ headHash: `h${n}`, length: n })
+  const guess = (chain: string, n: number, endTurn = () => {}) => ({ chain, head: head(n), endTurn })
 
   it('a chain is calm after eight right guesses in a row; a wrong one, or a failed transaction, starts the count again', () => {
     const cache = new ChainHeadCache()
@@ -102,7 +103,7 @@ describe('ChainHeadCache: the guesses of appends that travel with their COMMIT (
     expect(cache.calm('c')).toBe(false)
     for (let i = 0; i < 8; i++) cache.guessed('c', true)
     const failed = chainTransaction(true)
-    failed.guesses.push({ chain: 'c', head: head(9) })
+    failed.guesses.push(guess('c', 9))
     cache.set('c', head(9))
     cache.settle(failed, false)
     expect(cache.calm('c')).toBe(false)
@@ -113,32 +114,29 @@ describe('ChainHeadCache: the guesses of appends that travel with their COMMIT (
   it('a failed transaction forgets only the guesses that are still its own', () => {
     const cache = new ChainHeadCache()
     const failed = chainTransaction(true)
-    failed.guesses.push({ chain: 'c', head: head(4) })
+    failed.guesses.push(guess('c', 4))
     cache.set('c', head(5)) // a later append of this process built on it already
     cache.settle(failed, false)
     expect(cache.get('c')).toEqual(head(5))
   })
 
-  it('an append that waits for its answer first waits for those travelling with their COMMIT to settle', async () => {
+  it('the next appender of a chain takes its turn once the transaction whose append travels with its COMMIT has settled', async () => {
     const cache = new ChainHeadCache()
-    expect(await cache.settled('c')).toBe(false)
-    const first = chainTransaction(true)
-    const second = chainTransaction(true)
-    for (const transaction of [first, second]) {
-      cache.travelling('c')
-      transaction.guesses.push({ chain: 'c', head: head(1) })
-    }
-    let settled = false
+    const endFirst = await cache.turn('c')
+    const travelling = chainTransaction(true)
+    travelling.guesses.push(guess('c', 1, endFirst))
+    let second = false
     // A bound far beyond the test, so that only the settling can end the wait.
-    const waiting = cache.settled('c', 600_000).then((had) => {
-      settled = true
-      return had
+    const next = cache.turn('c', 600_000).then((end) => {
+      second = true
+      return end
     })
-    cache.settle(first, true)
     await new Promise((resolve) => setImmediate(resolve))
-    expect(settled).toBe(false)
-    cache.settle(second, true)
-    expect(await waiting).toBe(true)
-    expect(await cache.settled('c')).toBe(false)
+    expect(second).toBe(false)
+    cache.settle(travelling, true)
+    ;(await next)()
+    expect(second).toBe(true)
+    expect(cache.get('c')).toBeUndefined()
+    expect(cache.calm('c')).toBe(false)
   })
 })
