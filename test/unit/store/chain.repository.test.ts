@@ -1,6 +1,7 @@
 /**
  * ChainRepository on each engine: an append stores the entry at the next position and moves that chain's head to
  * it (on PostgreSQL in one statement), leaves other chains alone, and an append that cannot be stored moves nothing.
+ * ChainHeadCache: when a chain's appends may travel with their COMMIT, and what a settled transaction leaves.
  */
 import { describe, expect, it } from 'vitest'
 import { LOOP_SLICE_MS } from '../../../src/store/loop-slices.js'
