@@ -63,7 +63,10 @@ export class ReceiptAttestor implements Attestor {
   ): Promise<void> {
     const { partition, build, response } = this.#spineAppend(body, kind, tenantId)
     // First among the appends at COMMIT: the spine head is locked before the tracker-audit head, as everywhere else.
-    repos.chains.appendAtCommit(partition, SPINE_GENESIS_HASH, build, { first: true, then: async (row) => then(await this.#receipt(body.id, response, row)) })
+    repos.chains.appendAtCommit(partition, SPINE_GENESIS_HASH, build, {
+      first: true,
+      afterAppend: async (row) => then(await this.#receipt(body.id, response, row)),
+    })
   }
 
   /** The receipt's spine row, built on whatever head its partition has when it is appended. */

@@ -130,14 +130,14 @@ export interface AtCommitOptions<T> {
    */
   readonly first?: boolean
   /** Told what `build` returned once the append is stored (or travels with the COMMIT), before the next one. */
-  readonly then?: (value: T) => Promise<void>
+  readonly afterAppend?: (value: T) => Promise<void>
 }
 
 interface DeferredAppend {
   readonly chain: string
   readonly genesis: string
   readonly build: ChainEntryBuilder<unknown>
-  readonly then: ((value: unknown) => Promise<void>) | undefined
+  readonly afterAppend: ((value: unknown) => Promise<void>) | undefined
 }
 
 /** How long an appender waits for the previous one's turn (ChainHeadCache.turn) before trying anyway. */
@@ -391,7 +391,7 @@ export class ChainRepository extends Repository {
    */
   appendAtCommit<T>(chain: string, genesis: string, build: ChainEntryBuilder<T>, options: AtCommitOptions<T> = {}): void {
     if (this.#transaction === null) throw new TypeError('appendAtCommit needs a transaction: the queued append runs just before its COMMIT')
-    const queued: DeferredAppend = { chain, genesis, build, then: options.then as DeferredAppend['then'] }
+    const queued: DeferredAppend = { chain, genesis, build, afterAppend: options.afterAppend as DeferredAppend['afterAppend'] }
     if (options.first === true) this.#deferred.unshift(queued)
     else this.#deferred.push(queued)
   }
@@ -400,7 +400,7 @@ export class ChainRepository extends Repository {
   async flushDeferred(): Promise<void> {
     for (let next = this.#deferred.shift(); next !== undefined; next = this.#deferred.shift()) {
       const { value } = await this.#appendNext(next.chain, next.genesis, next.build, true)
-      await next.then?.(value)
+      await next.afterAppend?.(value)
     }
   }
 

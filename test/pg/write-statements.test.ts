@@ -122,7 +122,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('what a write sends to PostgreSQL'), () => 
       store.transaction(async (repos) => {
         await repos.tasks.insert(task)
         repos.chains.appendAtCommit('audit', 'genesis', builtOn(task.id, []))
-        repos.chains.appendAtCommit('spine', 'genesis', builtOn(task.id, []), { first: true, then: () => repos.a2a.insert(a2aRow(task)) })
+        repos.chains.appendAtCommit('spine', 'genesis', builtOn(task.id, []), { first: true, afterAppend: () => repos.a2a.insert(a2aRow(task)) })
       })
     await send(newTask()) // creates both chains' heads
     sent.length = 0
