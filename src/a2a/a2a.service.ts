@@ -85,11 +85,11 @@ export class A2AService implements TaskObserver {
       const { record, body } = await this.#insertLinkedTask(repos, tenantId, input)
       await this.#deps.attestor.attestAtCommit(repos, body, 'acceptance', tenantId, async (receipt) => {
         attested.receipt = receipt
-        await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
+        await A2AService.#insertAccepted(repos, record, receipt)
       })
       return body
     })
-    return { body, receipt: attested.receipt, attestation: attested.receipt ? 'acceptance' : 'none' }
+    return A2AService.#accepted(body, attested.receipt)
   }
 
   /** The body of `send`, for callers that already hold a transaction (the federated accept path). */
@@ -98,7 +98,16 @@ export class A2AService implements TaskObserver {
     // Attested before the row is written, so the row is inserted with its receipt (one INSERT, no UPDATE after it);
     // all of it commits together either way.
     const receipt = await this.#deps.attestor.attest(repos, body, 'acceptance', tenantId)
+    await A2AService.#insertAccepted(repos, record, receipt)
+    return A2AService.#accepted(body, receipt)
+  }
+
+  /** The new A2A task's row, with the receipt of its acceptance when the node could attest it. */
+  static async #insertAccepted(repos: Repositories, record: A2ATaskRecord, receipt: Readonly<Record<string, unknown>> | null): Promise<void> {
     await repos.a2a.insert(receipt ? { ...record, receipt, receiptKind: 'acceptance' } : record)
+  }
+
+  static #accepted(body: A2ATaskResponseBody, receipt: Readonly<Record<string, unknown>> | null): A2ATaskView {
     return { body, receipt, attestation: receipt ? 'acceptance' : 'none' }
   }
 

@@ -48,7 +48,7 @@ export class ReceiptAttestor implements Attestor {
     return this.#kid
   }
 
-  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string): Promise<Readonly<Record<string, unknown>> | null> {
+  async attest(repos: Repositories, body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string): Promise<Readonly<Record<string, unknown>>> {
     const { partition, build, response } = this.#spineAppend(body, kind, tenantId)
     const { value: row } = await repos.chains.appendNext(partition, SPINE_GENESIS_HASH, build)
     return this.#receipt(body.id, response, row)

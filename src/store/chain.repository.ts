@@ -115,6 +115,17 @@ select case when (select count(*) from appended) = 1 then 1 else bernstein_chain
  */
 const CALM_AFTER = 8
 
+/** The parameters of APPEND_ON_GUESS and APPEND_BEFORE_COMMIT: the entry, and the head it was built on. */
+const onGuess = (chain: string, guess: ChainHead, entry: Omit<ChainLine, 'position'>): unknown[] => [
+  chain,
+  entry.entryHash,
+  guess.headHash,
+  guess.length,
+  entry.ticketId,
+  entry.trackerName,
+  entry.line,
+]
+
 interface AppendOnGuessRow {
   readonly previous_hash: string
   readonly previous_length: number | string
@@ -322,9 +333,7 @@ export class ChainRepository extends Repository {
       for (let attempt = 1; ; attempt++) {
         const built = build(guess)
         const { entry } = built
-        const { rows } = await this.db.executeQuery<AppendOnGuessRow>(
-          CompiledQuery.raw(APPEND_ON_GUESS, [chain, entry.entryHash, guess.headHash, guess.length, entry.ticketId, entry.trackerName, entry.line]),
-        )
+        const { rows } = await this.db.executeQuery<AppendOnGuessRow>(CompiledQuery.raw(APPEND_ON_GUESS, onGuess(chain, guess, entry)))
         const row = rows[0]
         if (row !== undefined) return this.#appended(chain, row, built, build)
         // No head row to lock: a new chain whose creator has not committed yet (this process's guess came from it).
@@ -351,9 +360,7 @@ export class ChainRepository extends Repository {
     endTurn: () => void,
   ): Promise<{ readonly position: number; readonly value: T }> {
     const { entry, value } = build(guess)
-    await this.db.executeQuery(
-      CompiledQuery.raw(APPEND_BEFORE_COMMIT, [chain, entry.entryHash, guess.headHash, guess.length, entry.ticketId, entry.trackerName, entry.line]),
-    )
+    await this.db.executeQuery(CompiledQuery.raw(APPEND_BEFORE_COMMIT, onGuess(chain, guess, entry)))
     this.#locked()
     this.#holding.add(chain)
     const head: ChainHead = { headHash: entry.entryHash, length: guess.length + 1 }
@@ -396,7 +403,10 @@ export class ChainRepository extends Repository {
     else this.#deferred.push(queued)
   }
 
-  /** Runs the queued appends in the order they were queued (the store calls it as the transaction's last step). */
+  /**
+   * Runs the queued appends in order (those queued `first` ahead of the rest), each followed by its `afterAppend`; the
+   * store calls it as the transaction's last step.
+   */
   async flushDeferred(): Promise<void> {
     for (let next = this.#deferred.shift(); next !== undefined; next = this.#deferred.shift()) {
       const { value } = await this.#appendNext(next.chain, next.genesis, next.build, true)

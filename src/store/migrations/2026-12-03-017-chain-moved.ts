@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.js'
 
 /** The SQLSTATE the function raises: serialization_failure, which the store runs the transaction again for. */
-export const CHAIN_MOVED_SQLSTATE = '40001'
+const CHAIN_MOVED_SQLSTATE = '40001'
 
 /**
  * PostgreSQL: `bernstein_chain_moved(chain)`, which fails the statement that calls it. A chain append sent in the
