@@ -1477,9 +1477,29 @@ export interface paths {
         };
         /**
          * The tracker-audit chain, page by page
-         * @description Entries of the node's HMAC chain in order. `line` is the exact canonical JSON line as Bernstein writes it (parse it with a lossless JSON parser: `ts_ns` exceeds 2^53 and `cost_usd` keeps its float spelling). Operator only.
+         * @description Entries of one partition of the node's HMAC chain in order (`partition`; every partition is a Bernstein chain of its own, docs/scaling.md). `line` is the exact canonical JSON line as Bernstein writes it (parse it with a lossless JSON parser: `ts_ns` exceeds 2^53 and `cost_usd` keeps its float spelling). Operator only.
          */
         get: operations["listTrackerAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lineage/tracker-audit/partitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partitions of the tracker-audit chain
+         * @description Every partition of the tracker-audit chain that holds entries or has held a head, by name (`tracker-audit`, the default tenant's shard 0, first), with its length and head hash: what to page with `GET /lineage/tracker-audit?partition=` and what a signed checkpoint records. One partition per tenant and shard (BERNSTEIN_CHAIN_SHARDS, docs/scaling.md). Operator only.
+         */
+        get: operations["listTrackerAuditPartitions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1537,9 +1557,29 @@ export interface paths {
         };
         /**
          * The tracker-audit chain, page by page
-         * @description Entries of the node's HMAC chain in order. `line` is the exact canonical JSON line as Bernstein writes it (parse it with a lossless JSON parser: `ts_ns` exceeds 2^53 and `cost_usd` keeps its float spelling). Operator only.
+         * @description Entries of one partition of the node's HMAC chain in order (`partition`; every partition is a Bernstein chain of its own, docs/scaling.md). `line` is the exact canonical JSON line as Bernstein writes it (parse it with a lossless JSON parser: `ts_ns` exceeds 2^53 and `cost_usd` keeps its float spelling). Operator only.
          */
         get: operations["listTrackerAuditApiV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/lineage/tracker-audit/partitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The partitions of the tracker-audit chain
+         * @description Every partition of the tracker-audit chain that holds entries or has held a head, by name (`tracker-audit`, the default tenant's shard 0, first), with its length and head hash: what to page with `GET /lineage/tracker-audit?partition=` and what a signed checkpoint records. One partition per tenant and shard (BERNSTEIN_CHAIN_SHARDS, docs/scaling.md). Operator only.
+         */
+        get: operations["listTrackerAuditPartitionsApiV1"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2299,6 +2339,37 @@ export interface components {
         TrackerAuditPage: {
             entries: components["schemas"]["TrackerAuditLine"][];
             next_cursor: string | null;
+        };
+        /**
+         * @description A tracker-audit partition: `tracker-audit` (the default tenant's shard 0, the chain as it was before partitioning) or `tracker-audit/<tenant, percent-encoded>/<shard>`.
+         * @example tracker-audit/default/3
+         */
+        TrackerAuditPartitionName: string;
+        /**
+         * @example {
+         *       "partitions": [
+         *         {
+         *           "name": "tracker-audit",
+         *           "length": 12,
+         *           "head_hash": "sha256:8eea48a9b1ed707004d56de5433c75f9d50cc669c9a4886a3c0ad30f1aa1a977"
+         *         },
+         *         {
+         *           "name": "tracker-audit/default/1",
+         *           "length": 9,
+         *           "head_hash": "sha256:411b5689c8e3a0e1b44b2d9ab9ec1d6e02ac0c0a8a1f4cfb79e0a6c2e1d3f9aa"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        TrackerAuditPartitionPage: {
+            partitions: {
+                name: components["schemas"]["TrackerAuditPartitionName"];
+                length: number;
+                /** @description The last entry's hash; the genesis hash (`sha256:` and 64 zeros) while the partition is empty. */
+                head_hash: string;
+            }[];
+            next_cursor: components["schemas"]["TrackerAuditPartitionName"] | null;
         };
         /**
          * @example {
@@ -6464,6 +6535,8 @@ export interface operations {
         parameters: {
             query?: {
                 ticket_id?: string;
+                /** @description The partition to page (`GET /lineage/tracker-audit/partitions` lists them); default `tracker-audit`, the default tenant's shard 0, which is the whole chain on a node with one shard. With `ticket_id`, that ticket's entries in this partition. */
+                partition?: components["schemas"]["TrackerAuditPartitionName"];
                 limit?: number;
                 cursor?: string;
             };
@@ -6480,6 +6553,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TrackerAuditPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTrackerAuditPartitions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_cursor` of the page before (the name of its last partition). */
+                cursor?: components["schemas"]["TrackerAuditPartitionName"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of partitions, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackerAuditPartitionPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6547,6 +6650,8 @@ export interface operations {
         parameters: {
             query?: {
                 ticket_id?: string;
+                /** @description The partition to page (`GET /lineage/tracker-audit/partitions` lists them); default `tracker-audit`, the default tenant's shard 0, which is the whole chain on a node with one shard. With `ticket_id`, that ticket's entries in this partition. */
+                partition?: components["schemas"]["TrackerAuditPartitionName"];
                 limit?: number;
                 cursor?: string;
             };
@@ -6563,6 +6668,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TrackerAuditPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTrackerAuditPartitionsApiV1: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_cursor` of the page before (the name of its last partition). */
+                cursor?: components["schemas"]["TrackerAuditPartitionName"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of partitions, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackerAuditPartitionPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -10,12 +10,23 @@ export function lineageRoutes(lineage: LineageService): RouteDefinition[] {
       const page = await lineage.page({
         limit: query.limit ?? 100,
         ...(query.ticket_id !== undefined && { ticketId: query.ticket_id }),
+        ...(query.partition !== undefined && { partition: query.partition }),
         ...(query.cursor !== undefined && { cursor: query.cursor }),
       })
       return {
         status: 200,
         body: {
           entries: page.lines.map((l) => ({ position: l.position, entry_hash: l.entryHash, ticket_id: l.ticketId, tracker_name: l.trackerName, line: l.line })),
+          next_cursor: page.nextCursor,
+        },
+      }
+    }),
+    route('listTrackerAuditPartitions', 'get', '/lineage/tracker-audit/partitions', async ({ query }) => {
+      const page = await lineage.partitionPage({ limit: query.limit ?? 100, ...(query.cursor !== undefined && { cursor: query.cursor }) })
+      return {
+        status: 200,
+        body: {
+          partitions: page.partitions.map((p) => ({ name: p.chain, length: p.length, head_hash: p.headHash })),
           next_cursor: page.nextCursor,
         },
       }

@@ -20,6 +20,12 @@ export interface ChainPage {
   readonly nextCursor: string | null
 }
 
+/** A page of tracker-audit partitions, each with its head. */
+export interface PartitionPage {
+  readonly partitions: ReadonlyArray<{ readonly chain: string; readonly length: number; readonly headHash: string }>
+  readonly nextCursor: string | null
+}
+
 /** Outcome of {@link LineageService.importJsonl}: how many entries were appended, or the verifier's failure. */
 export type ImportResult = Result<{ readonly imported: number }, TrackerAuditFailure>
 
@@ -50,7 +56,11 @@ export class LineageService {
     return this.#issuer
   }
 
-  async page(input: { ticketId?: string; limit: number; cursor?: string }): Promise<ChainPage> {
+  /**
+   * One page of a partition (the legacy one unless `partition` names another), or of a ticket's entries: in
+   * `partition` when given, else in the first partition that holds any.
+   */
+  async page(input: { ticketId?: string; partition?: string; limit: number; cursor?: string }): Promise<ChainPage> {
     let after = 0
     if (input.cursor !== undefined) {
       if (!/^\d{1,12}$/.test(input.cursor)) {
@@ -60,8 +70,9 @@ export class LineageService {
       }
       after = Number(input.cursor)
     }
+    const chain = input.partition ?? (input.ticketId === undefined ? TRACKER_AUDIT_CHAIN : await this.#partitionOfTicket(input.ticketId))
     const rows = await this.#store.repos.chains.list({
-      chain: input.ticketId === undefined ? TRACKER_AUDIT_CHAIN : await this.#partitionOfTicket(input.ticketId),
+      chain,
       afterPosition: after,
       limit: input.limit + 1,
       ...(input.ticketId !== undefined && { ticketId: input.ticketId }),
@@ -77,22 +88,36 @@ export class LineageService {
     return heads.sort((a, b) => comparePartitions(TRACKER_AUDIT_CHAIN)(a.chain, b.chain))
   }
 
+  /** One page of the partitions by name (the legacy one first: it is every other one's prefix), after `cursor`. */
+  async partitionPage(input: { limit: number; cursor?: string }): Promise<PartitionPage> {
+    const heads = await this.#store.repos.chains.heads(TRACKER_AUDIT_CHAIN, {
+      limit: input.limit + 1,
+      ...(input.cursor !== undefined && { after: input.cursor }),
+    })
+    const partitions = heads.slice(0, input.limit)
+    const last = partitions[partitions.length - 1]
+    return { partitions, nextCursor: heads.length > input.limit && last ? last.chain : null }
+  }
+
   /**
    * The partition a ticket's entries are paged from: the first (legacy first) that holds any. A ticket spans two
    * partitions only when the shard count changed during its life; its envelope (`entries`) still carries all.
    */
   async #partitionOfTicket(ticketId: string): Promise<string> {
-    for (const { chain } of await this.partitions()) {
-      if ((await this.#store.repos.chains.list({ chain, ticketId, limit: 1 })).length > 0) return chain
-    }
-    return TRACKER_AUDIT_CHAIN
+    return (await this.#store.repos.chains.ticketLines(TRACKER_AUDIT_CHAIN, ticketId))[0]?.chain ?? TRACKER_AUDIT_CHAIN
   }
 
   /** The stored entries of one ticket (or all), partition by partition (legacy first), each in chain order. */
   async entries(ticketId?: string): Promise<TrackerAuditEntry[]> {
+    if (ticketId !== undefined) {
+      // In the partitions' own order (stable: each partition's entries stay in chain order), whatever the collation.
+      const byPartition = comparePartitions(TRACKER_AUDIT_CHAIN)
+      const lines = (await this.#store.repos.chains.ticketLines(TRACKER_AUDIT_CHAIN, ticketId)).sort((a, b) => byPartition(a.chain, b.chain))
+      return lines.map((l) => parseStoredTrackerLine(l.line))
+    }
     const entries: TrackerAuditEntry[] = []
     for (const { chain } of await this.partitions()) {
-      const lines = await this.#store.repos.chains.list({ chain, ...(ticketId !== undefined && { ticketId }) })
+      const lines = await this.#store.repos.chains.list({ chain })
       for (const l of lines) entries.push(parseStoredTrackerLine(l.line))
     }
     return entries

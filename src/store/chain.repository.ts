@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely'
+import { CompiledQuery, type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely'
 import type { ChainEntryTable, Database } from './database.js'
 import type { Engine } from './engine.js'
 import { Repository } from './repository.js'
@@ -36,6 +36,11 @@ const SELECT_HEAD_FOR_UPDATE = new ReusableQuery(
   (db, chain: string) => db.selectFrom('chain_heads').select(['head_hash', 'length']).where('chain', '=', chain).forUpdate(),
   'host',
 )
+/** `chain` is `prefix` itself or one of its partitions (`<prefix>/...`; src/lineage/partitions.ts). */
+function partitionsOf(eb: ExpressionBuilder<Database, 'chain_heads'>, prefix: string) {
+  return eb.or([eb('chain', '=', prefix), eb(sql<string>`substr(chain, 1, ${prefix.length + 1})`, '=', `${prefix}/`)])
+}
+
 const INSERT_ENTRY = new ReusableInsert<Selectable<ChainEntryTable>>('chain_entries')
 const UPDATE_HEAD = new ReusableQuery(3, (db, chain: string, headHash: string, length: number) =>
   db.updateTable('chain_heads').set({ head_hash: headHash, length }).where('chain', '=', chain),
@@ -485,14 +490,44 @@ export class ChainRepository extends Repository {
   }
 
   /** Every chain that is `prefix` itself or starts with `prefix/`, with its head (for partitions and checkpoints). */
-  async heads(prefix: string): Promise<Array<{ readonly chain: string } & ChainHead>> {
-    const rows = await this.db
+  async heads(prefix: string, page: { readonly after?: string; readonly limit?: number } = {}): Promise<Array<{ readonly chain: string } & ChainHead>> {
+    let q = this.db
       .selectFrom('chain_heads')
       .select(['chain', 'head_hash', 'length'])
-      .where((eb) => eb.or([eb('chain', '=', prefix), eb(sql<string>`substr(chain, 1, ${prefix.length + 1})`, '=', `${prefix}/`)]))
-      .orderBy('chain')
-      .execute()
+      .where((eb) => partitionsOf(eb, prefix))
+    if (page.after !== undefined) q = q.where('chain', '>', page.after)
+    q = q.orderBy('chain')
+    if (page.limit !== undefined) q = q.limit(page.limit)
+    const rows = await q.execute()
     return rows.map((r) => ({ chain: r.chain, headHash: r.head_hash, length: Number(r.length) }))
+  }
+
+  /**
+   * One ticket's entries in every partition of `prefix` that holds any, by partition name, each in chain order: one
+   * statement, an index probe per partition (chain_entries_ticket_idx), however many partitions there are.
+   */
+  async ticketLines(prefix: string, ticketId: string): Promise<Array<{ readonly chain: string } & ChainLine>> {
+    const rows = await this.db
+      .selectFrom('chain_entries')
+      .select(['chain', 'position', 'entry_hash', 'ticket_id', 'tracker_name', 'line'])
+      .where('chain', 'in', (eb) =>
+        eb
+          .selectFrom('chain_heads')
+          .select('chain')
+          .where((inner) => partitionsOf(inner, prefix)),
+      )
+      .where('ticket_id', '=', ticketId)
+      .orderBy('chain')
+      .orderBy('position')
+      .execute()
+    return rows.map((r) => ({
+      chain: r.chain,
+      position: Number(r.position),
+      entryHash: r.entry_hash,
+      ticketId: r.ticket_id,
+      trackerName: r.tracker_name,
+      line: r.line,
+    }))
   }
 
   /** The entry hash stored at a position of a chain, if there is one. */

@@ -13,7 +13,7 @@ import { jwksEntry } from '../../src/crypto/jwks.js'
 import { AuditTrail, TRACKER_AUDIT_CHAIN } from '../../src/lineage/audit-trail.js'
 import { ChainCheckpoints } from '../../src/lineage/checkpoints.js'
 import { LineageService } from '../../src/lineage/lineage.service.js'
-import { partitionName } from '../../src/lineage/partitions.js'
+import { partitionName, shardOf } from '../../src/lineage/partitions.js'
 import { verifySpine } from '../../src/lineage/spine.js'
 import { GENESIS_PREV_HASH, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import type { A2ATaskResponseBody } from '../../src/receipts/attestation.js'
@@ -215,5 +215,32 @@ describe.each(testEngines())('partitioned chains on %s', (engine: TestEngine) =>
       await connection.close()
       await database.drop()
     }
+  })
+
+  it('a ticket written before and after the shard count changed has its entries in both partitions, legacy first', async () => {
+    const connection = await freshConnection(engine)
+    const store = new Store(connection)
+    let ticket = 'moved-0'
+    for (let i = 1; shardOf(ticket, 4) === 0; i++) ticket = `moved-${i}`
+    await store.transaction((repos) => writers(1).audit.append(repos, 'default', input(ticket, 1)))
+    await store.transaction((repos) => writers(4).audit.append(repos, 'default', input(ticket, 2)))
+    await store.transaction((repos) => writers(4).audit.append(repos, 'default', input(`${ticket}-other`, 1)))
+    const lineage = new LineageService(store, auditKey, 'test-issuer')
+    expect((await lineage.partitions()).map((p) => p.chain)).toEqual(
+      [
+        TRACKER_AUDIT_CHAIN,
+        ...new Set([
+          partitionName(TRACKER_AUDIT_CHAIN, 'default', shardOf(ticket, 4)),
+          partitionName(TRACKER_AUDIT_CHAIN, 'default', shardOf(`${ticket}-other`, 4)),
+        ]),
+      ].sort(),
+    )
+    const entries = await lineage.entries(ticket)
+    expect(entries.map((e) => e.idempotency_key)).toEqual([`${ticket}@1`, `${ticket}@2`])
+    // Paged without a partition, a ticket is read from the first partition holding it: the legacy one.
+    const page = await lineage.page({ ticketId: ticket, limit: 10 })
+    expect(page.lines.map((l) => l.ticketId)).toEqual([ticket])
+    const moved = await lineage.page({ ticketId: ticket, partition: partitionName(TRACKER_AUDIT_CHAIN, 'default', shardOf(ticket, 4)), limit: 10 })
+    expect(moved.lines.map((l) => l.position)).toEqual([1])
   })
 })
