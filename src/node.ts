@@ -13,6 +13,7 @@ import { type NodeKeys, loadNodeKeys, nodeJwks } from './identity/node-keys.js'
 import { DEFAULT_RETRY_POLICY } from './federation/peer-fetch.js'
 import { ensureAuditKey } from './lineage/audit-key.js'
 import { ChainCheckpoints } from './lineage/checkpoints.js'
+import { HomeShards, homeIds } from './lineage/partitions.js'
 import { type Logger, silentLogger } from './logger.js'
 import { randomIds, systemClock } from './runtime.js'
 import { type Services, createServices } from './services.js'
@@ -62,6 +63,8 @@ export interface Node {
   readonly services: Services
   /** Signed checkpoints of the chain partitions, and the verification of the whole node (docs/scaling.md). */
   readonly checkpoints: ChainCheckpoints
+  /** The shards new task ids are drawn in: all, until the server ranks this replica among others (replica-slot.ts). */
+  readonly home: HomeShards
   /** Closes the database. */
   close(): Promise<void>
 }
@@ -129,12 +132,14 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
     const keys = await loadNodeKeys(config.dataDir)
     const metrics = PrometheusMetrics.forProcess()
     const attestor = new ReceiptAttestor({ key: keys.receipt, masterKey: auditKey, clock: systemClock, metrics, partitions: config.chains })
+    const home = new HomeShards(config.chains.shards)
     const publicBaseUrl = config.publicBaseUrl ?? defaultPublicBaseUrl(config.host, options.boundPort ?? config.port)
     const identity = new NodeIdentity(store, keys, nodeProfile(config, publicBaseUrl), systemClock, metrics)
     const services = createServices({
       store,
       auditKey,
       issuer: config.issuer,
+      ids: homeIds(randomIds, home),
       identity,
       publicBaseUrl,
       attestor,
@@ -170,7 +175,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       jwks: () => nodeJwks(keys),
       auditKey,
     })
-    return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, checkpoints, close: () => store.close() }
+    return { config, connection, store, auditKey, keys, publicBaseUrl, identity, attestor, metrics, services, checkpoints, home, close: () => store.close() }
   } catch (error) {
     await store.close()
     throw error

@@ -21,6 +21,11 @@ export const systemClock: Clock = {
 export interface Ids {
   /** 12 lowercase hex characters, as Bernstein's `uuid4().hex[:12]`. */
   shortId(): string
+  /**
+   * A shortId that names a task or an A2A task, and so chooses the chain partition its entries go to: the server
+   * draws these in its home shards (HomeShards in src/lineage/partitions.ts); elsewhere the same as shortId.
+   */
+  ticketId(): string
 }
 
 export const randomIds: Ids = {
@@ -30,4 +35,5 @@ export const randomIds: Ids = {
     const uuid = randomUUID()
     return uuid.slice(0, 8) + uuid.slice(9, 13)
   },
+  ticketId: () => randomIds.shortId(),
 }

@@ -12,6 +12,7 @@ import type { Logger } from './logger.js'
 import { type Node, StartupError, openNode } from './node.js'
 import { randomIds, systemClock } from './runtime.js'
 import type { Connection } from './store/connect.js'
+import { replicaSlot } from './store/replica-slot.js'
 import type { Store } from './store/store.js'
 import { TokenService } from './auth/token.service.js'
 
@@ -148,6 +149,35 @@ function startFollower(app: App, intervalMs: number, logger: Logger): { stop(): 
  */
 const COUNT_FOLD_INTERVAL_MS = 10_000
 
+/** How often a replica is ranked again among the live ones (a replica started or gone moves the home shards). */
+const REPLICA_RANK_INTERVAL_MS = 2_000
+
+/**
+ * PostgreSQL with several shards per tenant: ranks this replica among the live ones (src/store/replica-slot.ts) and
+ * draws new task ids in its home shards from then on (docs/scaling.md, "Home shards"); the first ranking is awaited,
+ * so that the first writes are home already. Elsewhere, or when PostgreSQL cannot rank it, every shard is home.
+ */
+async function startRanking(node: Node, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  node.metrics.observeHomeShards(node.home)
+  const slot = node.config.chains.shards > 1 ? replicaSlot(node.connection) : null
+  if (slot === null) return { stop: async () => {} }
+  const rank = async (): Promise<void> => {
+    const ranked = (await slot.refresh()) ?? { rank: 0, replicas: 1 }
+    const before = node.home.assignment
+    node.home.assign(ranked.rank, ranked.replicas)
+    if (before.rank !== ranked.rank || before.replicas !== ranked.replicas)
+      logger.info({ rank: ranked.rank, replicas: ranked.replicas, shards: node.home.shards }, 'home shards assigned')
+  }
+  await rank()
+  const ranking = runPeriodically(REPLICA_RANK_INTERVAL_MS, rank)
+  return {
+    async stop() {
+      await ranking.stop()
+      await slot.close()
+    },
+  }
+}
+
 /** The table the PostgreSQL limiter store keeps its counters in (created by migration 015, not by the library). */
 export const RATE_LIMIT_TABLE = 'rate_limits'
 
@@ -248,9 +278,11 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const boundPort = await listen(server, config.port, config.host)
   let node: Node | undefined
   let app: App
+  let ranking: { stop(): Promise<void> }
   try {
     node = await openNode(config, { boundPort, migrations: config.migrateOnStart ? 'apply' : 'refuse-pending', logger })
     app = await nodeApp(node, config, logger, () => drain.refusing)
+    ranking = await startRanking(node, logger)
   } catch (error) {
     await node?.close()
     await abandon(server)
@@ -284,6 +316,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
         await drainServer(server, app, drain, follower, limits)
         await checkpointing.stop()
         await folding.stop()
+        await ranking.stop()
         await opened.close()
       })()
       return closing

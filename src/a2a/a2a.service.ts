@@ -126,7 +126,7 @@ export class A2AService implements TaskObserver {
     })
     await this.#deps.tasks.insertWithin(repos, task, input.sender)
     const record: A2ATaskRecord = {
-      id: this.#deps.ids.shortId(),
+      id: this.#deps.ids.ticketId(),
       tenantId,
       bernsteinTaskId: task.id,
       sender: input.sender,

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { TRACKER_AUDIT_CHAIN } from '../lineage/audit-trail.js'
+import type { HomeShards } from '../lineage/partitions.js'
 import { RECEIPT_SPINE_CHAIN } from '../receipts/receipt-attestor.js'
 import type { Metrics, SignatureKind } from '../signature-metrics.js'
 import type { Store } from '../store/store.js'
@@ -113,6 +114,29 @@ export class PrometheusMetrics implements Metrics {
       registers: [this.registry],
       collect() {
         this.set(read())
+      },
+    })
+  }
+
+  /** This replica's share of the chain shards (docs/scaling.md, "Home shards"), read at scrape time. */
+  observeHomeShards(home: HomeShards): void {
+    for (const name of ['bernstein_replicas', 'bernstein_home_shards']) this.registry.removeSingleMetric(name)
+    new Gauge({
+      name: 'bernstein_replicas',
+      help: 'Replicas of this deployment live on its PostgreSQL, as this one last counted them (1 when not counted)',
+      registers: [this.registry],
+      collect() {
+        this.set(home.assignment.replicas)
+      },
+    })
+    new Gauge({
+      name: 'bernstein_home_shards',
+      help: 'Shards per tenant this replica draws new task ids in, of BERNSTEIN_CHAIN_SHARDS',
+      registers: [this.registry],
+      collect() {
+        let owned = 0
+        for (let shard = 0; shard < home.shards; shard++) if (home.owns(shard)) owned++
+        this.set(owned)
       },
     })
   }

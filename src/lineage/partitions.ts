@@ -10,6 +10,8 @@
  * @module
  */
 
+import type { Ids } from '../runtime.js'
+
 /** The tenant whose shard 0 is the pre-partitioning chain. */
 export const LEGACY_TENANT = 'default'
 
@@ -58,4 +60,57 @@ export function partitionFor(legacyName: string, scheme: PartitionScheme, tenant
 /** Sorts partition names with the legacy one first, then by name (a stable order for export and verification). */
 export function comparePartitions(legacyName: string): (a: string, b: string) => number {
   return (a, b) => (a === legacyName ? -1 : b === legacyName ? 1 : a < b ? -1 : a > b ? 1 : 0)
+}
+
+/**
+ * The shards this replica draws new ticket ids in (docs/scaling.md, "Home shards"). Replicas sharing one PostgreSQL
+ * each take a slot (src/store/replica-slot.ts) and draw the ids of the tasks they create in their own share of the
+ * shards, so that each partition is written by one replica and its head stays where that replica left it: its
+ * appends then travel with the COMMIT instead of being checked in a round trip of their own. Only a hint: any replica
+ * may still append to any partition (a task created elsewhere, changed here), the chains stay correct either way.
+ */
+export class HomeShards {
+  readonly shards: number
+  #rank = 0
+  #replicas = 1
+
+  constructor(shards: number) {
+    this.shards = shards
+  }
+
+  /** This replica is `rank` (0-based) of `replicas` live ones; `replicas` ≤ 1 makes every shard home. */
+  assign(rank: number, replicas: number): void {
+    this.#replicas = Math.max(1, Math.floor(replicas))
+    this.#rank = Math.min(Math.max(0, Math.floor(rank)), this.#replicas - 1)
+  }
+
+  /** The rank and count last assigned. */
+  get assignment(): { readonly rank: number; readonly replicas: number } {
+    return { rank: this.#rank, replicas: this.#replicas }
+  }
+
+  /**
+   * Whether new tickets may be drawn in `shard`: its index modulo the replicas is this one's rank (with more replicas
+   * than shards, each shares the one shard its rank falls on).
+   */
+  owns(shard: number): boolean {
+    if (this.#replicas <= 1 || this.shards <= 1) return true
+    return this.#replicas <= this.shards ? shard % this.#replicas === this.#rank : shard === this.#rank % this.shards
+  }
+}
+
+/**
+ * `base`, with ticket ids drawn until their shard is home: about shards ÷ home shards draws (3 for 3 replicas), each
+ * id still uniformly random among those of its home (log2 of that ratio bits fewer than a shortId: 1.6 for 3).
+ */
+export function homeIds(base: Ids, home: HomeShards): Ids {
+  return {
+    shortId: () => base.shortId(),
+    ticketId: () => {
+      for (;;) {
+        const id = base.ticketId()
+        if (home.owns(shardOf(id, home.shards))) return id
+      }
+    },
+  }
 }

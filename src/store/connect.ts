@@ -80,7 +80,7 @@ export function databaseOptions(settings: DatabaseSettings): DatabaseOptions {
  * about 3 % of start-up. (Through `createRequire`, so the bundle loads it from node_modules too.)
  */
 let pgDriver: typeof pg | undefined
-const loadPg = (): typeof pg => (pgDriver ??= createRequire(import.meta.url)('pg') as typeof pg)
+export const loadPg = (): typeof pg => (pgDriver ??= createRequire(import.meta.url)('pg') as typeof pg)
 
 /** Kysely's `log` option for {@link DatabaseOptions.onQuery}; nothing when unset (no cost on the hot path). */
 function queryLog(options: DatabaseOptions): { log?: (event: LogEvent) => void } {

@@ -95,7 +95,7 @@ export class TaskService {
   newTask(tenantId: string, input: NewTask): Task {
     const now = this.#deps.clock.now()
     return {
-      id: this.#deps.ids.shortId(),
+      id: this.#deps.ids.ticketId(),
       tenantId,
       title: input.title,
       description: input.description ?? '',

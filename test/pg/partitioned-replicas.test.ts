@@ -2,14 +2,16 @@
  * Issue 27, partitioned chains: three real server processes on one PostgreSQL schema with BERNSTEIN_CHAIN_SHARDS=4,
  * sends spread over all three at once. No partition forks (each is one unbroken Bernstein chain, its positions
  * 1..n), every acknowledged send has its tracker-audit entry and its receipt row, the signed checkpoint verifies
- * with `lineage verify-node`, and every replica's /metrics has the lock hold-time histogram.
+ * with `lineage verify-node`, and every replica's /metrics has the lock hold-time histogram. Ranked among each
+ * other (replica slots), the three draw the ids of the tasks they create in disjoint home shards.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { shardOf } from '../../src/lineage/partitions.js'
 import { type ServerProcess, runCli, spawnServer } from '../helpers/cli.js'
-import { OPERATOR, PG_URL, type Schema, announceSkip, createSchema, http, pgSuiteName } from './support.js'
+import { OPERATOR, PG_URL, type Schema, announceSkip, createSchema, http, pgSuiteName, waitUntil } from './support.js'
 
 announceSkip('test/pg/partitioned-replicas.test.ts')
 
@@ -87,4 +89,33 @@ describe.skipIf(!PG_URL)(pgSuiteName('partitioned chains written by three replic
       expect(Number(count?.[1])).toBeGreaterThan(0)
     }
   })
+
+  it('ranked among each other, the replicas create tasks in disjoint home shards that together cover all', async () => {
+    const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1])
+    // Each replica ranks itself every 2 s; the first ones started before the others counted fewer.
+    await waitUntil('every replica counts three', async () => {
+      const texts = await Promise.all(replicas.map(async (r) => (await http(r.url, 'GET', '/metrics')).text))
+      return texts.every((text) => gauge(text, 'bernstein_replicas') === 3)
+    })
+    const homes = await Promise.all(replicas.map(async (r) => gauge((await http(r.url, 'GET', '/metrics')).text, 'bernstein_home_shards')))
+    expect(homes.reduce((a, b) => a + b, 0)).toBe(SHARDS)
+
+    const shardsOf = await Promise.all(
+      replicas.map(async (replica) => {
+        const shards = new Set<number>()
+        for (let i = 0; i < 12; i++) {
+          const sent = await http(replica.url, 'POST', '/a2a/tasks/send', { sender: 'peer', message: `home ${i}` })
+          expect(sent.status).toBe(201)
+          const body = sent.json as { id: string; bernstein_task_id: string }
+          shards.add(shardOf(body.bernstein_task_id, SHARDS))
+          shards.add(shardOf(body.id, SHARDS))
+        }
+        return shards
+      }),
+    )
+    for (const [i, mine] of shardsOf.entries()) {
+      expect(mine.size).toBe(homes[i])
+      for (const [j, theirs] of shardsOf.entries()) if (i !== j) expect([...mine].filter((shard) => theirs.has(shard))).toEqual([])
+    }
+  }, 120_000)
 })
