@@ -59,7 +59,7 @@ export function partitionFor(legacyName: string, scheme: PartitionScheme, tenant
 
 /** Sorts partition names with the legacy one first, then by name (a stable order for export and verification). */
 export function comparePartitions(legacyName: string): (a: string, b: string) => number {
-  return (a, b) => (a === legacyName ? -1 : b === legacyName ? 1 : a < b ? -1 : a > b ? 1 : 0)
+  return (a, b) => (a === b ? 0 : a === legacyName ? -1 : b === legacyName ? 1 : a < b ? -1 : 1)
 }
 
 /**
