@@ -214,6 +214,17 @@ describe('database settings fail fast', () => {
     }
   })
 
+  it('chain shards: 1 on the embedded SQLite, 64 on PostgreSQL (the default partitioning, docs/scaling.md), either set explicitly', () => {
+    const pg = 'postgres://postgres@127.0.0.1:5432/test'
+    expect(loadConfig({}, '/srv').chains.shards).toBe(1)
+    expect(loadConfig({ DATABASE_URL: pg }, '/srv').chains.shards).toBe(64)
+    expect(loadConfig({ DATABASE_URL: pg, BERNSTEIN_CHAIN_SHARDS: '1' }, '/srv').chains.shards).toBe(1)
+    expect(loadConfig({ BERNSTEIN_CHAIN_SHARDS: '16' }, '/srv').chains.shards).toBe(16)
+    expect(() => loadConfig({ DATABASE_URL: pg, BERNSTEIN_CHAIN_SHARDS: '257' }, '/srv')).toThrow(
+      new ConfigError("BERNSTEIN_CHAIN_SHARDS must be a whole number from 1 to 256, got '257'"),
+    )
+  })
+
   it(
     'db status and serve stop at once with the message and exit codes 2 and 1',
     async () => {
