@@ -111,14 +111,14 @@ export interface Config {
  * Default chain partitions per tenant (docs/scaling.md, "The default partitioning"). SQLite has one writer, whose
  * group commit is the lock: partitions buy nothing there, and one keeps the chain the single file it always was. On
  * PostgreSQL every write holds its partition's head until its COMMIT is durable, so the partitions bound the cluster's
- * writes (partitions ÷ hold); 64 carry 10^4 writes/s at a hold of up to 6.4 ms, and replicas take disjoint shares.
+ * writes (partitions ÷ hold); 128 carry 10^4 writes/s at a hold of up to 12.8 ms, and replicas take disjoint shares.
  */
 export const SQLITE_CHAIN_SHARDS = 1
-export const POSTGRES_CHAIN_SHARDS = 64
+export const POSTGRES_CHAIN_SHARDS = 128
 
 /** How the tracker-audit chain and the receipt spine are partitioned and checkpointed (docs/scaling.md). */
 export interface ChainPartitioning {
-  /** Partitions per tenant of each chain (1-256; default 1 on SQLite, 64 on PostgreSQL); the default tenant's first one is the pre-partitioning chain. */
+  /** Partitions per tenant of each chain (1-256; default 1 on SQLite, 128 on PostgreSQL); the default tenant's first one is the pre-partitioning chain. */
   readonly shards: number
   /** How often the server signs a checkpoint of every partition head, in ms (0: only `lineage checkpoint`). */
   readonly checkpointIntervalMs: number

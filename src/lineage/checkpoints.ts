@@ -82,6 +82,8 @@ const PARTITION_ORDER = (kind: PartitionedChain) => comparePartitions(PARTITIONE
 /** Writes and verifies checkpoints; verifies the node's partitions. */
 export class ChainCheckpoints {
   readonly #deps: ChainCheckpointsDeps
+  /** The heads of the last checkpoint this process wrote, as JCS text. */
+  #lastHeads: string | null = null
 
   constructor(deps: ChainCheckpointsDeps) {
     this.#deps = deps
@@ -100,13 +102,29 @@ export class ChainCheckpoints {
 
   /** Signs and stores a checkpoint of every partition head; returns its body. */
   async write(): Promise<CheckpointBody> {
+    return this.#write(await this.#heads())
+  }
+
+  /**
+   * `write`, unless no head moved since the last checkpoint this process wrote (the periodic checkpoint of an idle
+   * node adds nothing a verifier could use, only rows: one per replica and interval, each as long as the partitions).
+   * Null when skipped.
+   */
+  async writeIfMoved(): Promise<CheckpointBody | null> {
+    const heads = await this.#heads()
+    if (this.#lastHeads !== null && jcsText(heads) === this.#lastHeads) return null
+    return this.#write(heads)
+  }
+
+  async #write(heads: CheckpointHead[]): Promise<CheckpointBody> {
     const key = this.#deps.key
     if (key === null) throw new TypeError('these ChainCheckpoints were built without a signing key')
     const createdAt = Number(this.#deps.clock.nowNs() / 1_000_000n)
     const id = `${String(createdAt).padStart(15, '0')}-${this.#deps.ids.shortId()}`
-    const body: CheckpointBody = { type: CHECKPOINT_TYPE, id, issuer: this.#deps.issuer, created_at: createdAt, partitions: await this.#heads() }
+    const body: CheckpointBody = { type: CHECKPOINT_TYPE, id, issuer: this.#deps.issuer, created_at: createdAt, partitions: heads }
     const jws = await signDetachedJws(jcs(body), { alg: 'EdDSA', kid: key.kid, typ: CHECKPOINT_TYP }, key.privateKey)
     await this.#deps.store.transaction((repos) => repos.checkpoints.insert({ id, createdAt, body: jcsText(body), jws }))
+    this.#lastHeads = jcsText(heads)
     return body
   }
 
@@ -227,5 +245,5 @@ export class ChainCheckpoints {
  * reported and the next is tried at the next tick (a replica of a cluster writes its own; each is a valid snapshot).
  */
 export function startCheckpointing(checkpoints: ChainCheckpoints, intervalMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
-  return runPeriodically(intervalMs, () => checkpoints.write().then(() => undefined, onError))
+  return runPeriodically(intervalMs, () => checkpoints.writeIfMoved().then(() => undefined, onError))
 }

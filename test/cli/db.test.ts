@@ -214,10 +214,10 @@ describe('database settings fail fast', () => {
     }
   })
 
-  it('chain shards: 1 on the embedded SQLite, 64 on PostgreSQL (the default partitioning, docs/scaling.md), either set explicitly', () => {
+  it('chain shards: 1 on the embedded SQLite, 128 on PostgreSQL (the default partitioning, docs/scaling.md), either set explicitly', () => {
     const pg = 'postgres://postgres@127.0.0.1:5432/test'
     expect(loadConfig({}, '/srv').chains.shards).toBe(1)
-    expect(loadConfig({ DATABASE_URL: pg }, '/srv').chains.shards).toBe(64)
+    expect(loadConfig({ DATABASE_URL: pg }, '/srv').chains.shards).toBe(128)
     expect(loadConfig({ DATABASE_URL: pg, BERNSTEIN_CHAIN_SHARDS: '1' }, '/srv').chains.shards).toBe(1)
     expect(loadConfig({ BERNSTEIN_CHAIN_SHARDS: '16' }, '/srv').chains.shards).toBe(16)
     expect(() => loadConfig({ DATABASE_URL: pg, BERNSTEIN_CHAIN_SHARDS: '257' }, '/srv')).toThrow(

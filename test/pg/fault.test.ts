@@ -134,7 +134,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
     }
     const tasks = await schema!.query<{ n: string }>("select count(*) as n from tasks where role = 'fault'")
     expect(Number(tasks[0]?.n)).toBeGreaterThanOrEqual(acked.size)
-    // All partitions together (64 shards per tenant by default on PostgreSQL): one entry per stored task.
+    // All partitions together (128 shards per tenant by default on PostgreSQL): one entry per stored task.
     const heads = await schema!.query<{ n: string }>(
       "select coalesce(sum(length), 0) as n from chain_heads where chain = $1 or substr(chain, 1, length($1) + 1) = $1 || '/'",
       [TRACKER_AUDIT_CHAIN],
@@ -244,7 +244,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('database outages under load'), () => {
     const url = server.url
     expect((await http(url, 'POST', '/tasks', { title: 'before' })).status).toBe(201)
 
-    // Hold every chain head (whichever of the 64 partitions the next write's new task lands in, existing or not) so
+    // Hold every chain head (whichever of the 128 partitions the next write's new task lands in, existing or not) so
     // that the next write stays in flight inside the server.
     const blocker = new pg.Client({ connectionString: schema.url() })
     await blocker.connect()

@@ -239,7 +239,7 @@ describe.skipIf(!PG_URL)(pgSuiteName('three server replicas on one PostgreSQL'),
       expect(verdict.status).toBe(200)
       expect(verdict.json).toEqual({ ok: true, entries: expectedAudit, failure: null })
     }
-    // Every partition of both chains (64 shards per tenant by default on PostgreSQL), each a chain of its own.
+    // Every partition of both chains (128 shards per tenant by default on PostgreSQL), each a chain of its own.
     const heads = await schema.query<{ chain: string; length: number; head_hash: string }>('select chain, length, head_hash from chain_heads order by chain')
     const kindOf = (chain: string) => [TRACKER_AUDIT_CHAIN, RECEIPT_SPINE_CHAIN].find((kind) => isPartitionOf(chain, kind)) ?? chain
     expect([...new Set(heads.map((h) => kindOf(h.chain)))].sort()).toEqual([RECEIPT_SPINE_CHAIN, TRACKER_AUDIT_CHAIN].sort())

@@ -259,7 +259,7 @@ describe.each(testEngines())('drain and load shedding (serve, %s)', (engine) => 
       await blocker.connect()
       try {
         await blocker.query('begin')
-        // Every partition's head (64 on PostgreSQL by default), those not yet created too: the write waits whichever
+        // Every partition's head (128 on PostgreSQL by default), those not yet created too: the write waits whichever
         // partition its new task lands in.
         await blocker.query('lock table chain_heads in exclusive mode')
         // Without a deadline this waits as long as the lock is held: longer than the client's own timeout here.
