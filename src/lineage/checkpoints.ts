@@ -112,11 +112,11 @@ export class ChainCheckpoints {
    */
   async writeIfMoved(): Promise<CheckpointBody | null> {
     const heads = await this.#heads()
-    if (this.#lastHeads !== null && jcsText(heads) === this.#lastHeads) return null
-    return this.#write(heads)
+    const text = jcsText(heads)
+    return text === this.#lastHeads ? null : this.#write(heads, text)
   }
 
-  async #write(heads: CheckpointHead[]): Promise<CheckpointBody> {
+  async #write(heads: CheckpointHead[], headsText = jcsText(heads)): Promise<CheckpointBody> {
     const key = this.#deps.key
     if (key === null) throw new TypeError('these ChainCheckpoints were built without a signing key')
     const createdAt = Number(this.#deps.clock.nowNs() / 1_000_000n)
@@ -124,7 +124,7 @@ export class ChainCheckpoints {
     const body: CheckpointBody = { type: CHECKPOINT_TYPE, id, issuer: this.#deps.issuer, created_at: createdAt, partitions: heads }
     const jws = await signDetachedJws(jcs(body), { alg: 'EdDSA', kid: key.kid, typ: CHECKPOINT_TYP }, key.privateKey)
     await this.#deps.store.transaction((repos) => repos.checkpoints.insert({ id, createdAt, body: jcsText(body), jws }))
-    this.#lastHeads = jcsText(heads)
+    this.#lastHeads = headsText
     return body
   }
 

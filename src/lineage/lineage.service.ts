@@ -70,13 +70,15 @@ export class LineageService {
       }
       after = Number(input.cursor)
     }
-    const chain = input.partition ?? (input.ticketId === undefined ? TRACKER_AUDIT_CHAIN : await this.#partitionOfTicket(input.ticketId))
-    const rows = await this.#store.repos.chains.list({
-      chain,
-      afterPosition: after,
-      limit: input.limit + 1,
-      ...(input.ticketId !== undefined && { ticketId: input.ticketId }),
-    })
+    const rows =
+      input.ticketId !== undefined && input.partition === undefined
+        ? await this.#firstPartitionOf(input.ticketId, after, input.limit + 1)
+        : await this.#store.repos.chains.list({
+            chain: input.partition ?? TRACKER_AUDIT_CHAIN,
+            afterPosition: after,
+            limit: input.limit + 1,
+            ...(input.ticketId !== undefined && { ticketId: input.ticketId }),
+          })
     const lines = rows.slice(0, input.limit)
     const last = lines[lines.length - 1]
     return { lines, nextCursor: rows.length > input.limit && last ? String(last.position) : null }
@@ -100,21 +102,24 @@ export class LineageService {
   }
 
   /**
-   * The partition a ticket's entries are paged from: the first (legacy first) that holds any. A ticket spans two
-   * partitions only when the shard count changed during its life; its envelope (`entries`) still carries all.
+   * A ticket's entries after `after` in the first partition (legacy first) that holds any, at most `limit`: a ticket
+   * spans two partitions only when the shard count changed during its life; its envelope (`entries`) carries all.
    */
-  async #partitionOfTicket(ticketId: string): Promise<string> {
-    return (await this.#store.repos.chains.ticketLines(TRACKER_AUDIT_CHAIN, ticketId))[0]?.chain ?? TRACKER_AUDIT_CHAIN
+  async #firstPartitionOf(ticketId: string, after: number, limit: number): Promise<ChainLine[]> {
+    const lines = await this.#ticketLines(ticketId)
+    const first = lines[0]?.chain
+    return lines.filter((l) => l.chain === first && l.position > after).slice(0, limit)
+  }
+
+  /** Every entry of a ticket, in the partitions' own order (stable: each partition's in chain order), whatever the collation. */
+  async #ticketLines(ticketId: string): Promise<Array<{ readonly chain: string } & ChainLine>> {
+    const byPartition = comparePartitions(TRACKER_AUDIT_CHAIN)
+    return (await this.#store.repos.chains.ticketLines(TRACKER_AUDIT_CHAIN, ticketId)).sort((a, b) => byPartition(a.chain, b.chain))
   }
 
   /** The stored entries of one ticket (or all), partition by partition (legacy first), each in chain order. */
   async entries(ticketId?: string): Promise<TrackerAuditEntry[]> {
-    if (ticketId !== undefined) {
-      // In the partitions' own order (stable: each partition's entries stay in chain order), whatever the collation.
-      const byPartition = comparePartitions(TRACKER_AUDIT_CHAIN)
-      const lines = (await this.#store.repos.chains.ticketLines(TRACKER_AUDIT_CHAIN, ticketId)).sort((a, b) => byPartition(a.chain, b.chain))
-      return lines.map((l) => parseStoredTrackerLine(l.line))
-    }
+    if (ticketId !== undefined) return (await this.#ticketLines(ticketId)).map((l) => parseStoredTrackerLine(l.line))
     const entries: TrackerAuditEntry[] = []
     for (const { chain } of await this.partitions()) {
       const lines = await this.#store.repos.chains.list({ chain })

@@ -65,6 +65,18 @@ for (const engine of testEngines()) {
       expect(all).toEqual(Array.from({ length: whole }, (_, i) => i + 1))
     })
 
+    it("pages one ticket's entries with a cursor, in chain order, none skipped or repeated", async () => {
+      const { taskId } = await runLifecycle()
+      const pages: string[][] = []
+      let cursor: string | undefined
+      do {
+        const { data } = await app.client.GET('/lineage/tracker-audit', { params: { query: { ticket_id: taskId, limit: 2, ...(cursor && { cursor }) } } })
+        pages.push(data!.entries.map((e) => (parsePythonJson(e.line) as { action: string }).action))
+        cursor = data!.next_cursor ?? undefined
+      } while (cursor !== undefined)
+      expect(pages).toEqual([['transition', 'claim'], ['comment', 'attach'], ['transition']])
+    })
+
     it('serves the lineage_v2 envelope as Python-canonical bytes whose digest recomputes', async () => {
       const { taskId } = await runLifecycle()
       const res = await rawRequest(app.url, { method: 'GET', path: `/lineage/envelope?ticket_id=${taskId}` })
