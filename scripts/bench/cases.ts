@@ -80,6 +80,15 @@ export function combine(results: readonly LoadResult[]): LoadResult {
   }
 }
 
+/**
+ * The warm-up runs: one per process, each with all the connections, so every process gets the whole warm-up on its
+ * own and replicas start their rounds as warm as a single node (in service they would be). Split between three
+ * replicas, as the measured runs split the load, it left each a third of the one replica's warm-up.
+ */
+export function warmups(subjects: readonly Subject[]): Subject[] {
+  return subjects.flatMap((subject) => targetsOf(subject).map((proc) => ({ ...subject, proc, replicas: [proc] })))
+}
+
 async function runOnce(subject: Subject, settings: Settings, duration: number, warmup = false): Promise<LoadResult & { cpuUsPerOp: number }> {
   await subject.prepare?.()
   const before = subject.failures?.() ?? 0
@@ -117,7 +126,7 @@ export async function runCase(
   log: (line: string) => void,
 ): Promise<CaseSummary> {
   log(`\n## ${title}`)
-  if (settings.warmup > 0) for (const subject of subjects) await runOnce(subject, settings, settings.warmup, true)
+  if (settings.warmup > 0) for (const warmup of warmups(subjects)) await runOnce(warmup, settings, settings.warmup, true)
   const rounds = new Map<Subject, (LoadResult & { cpuUsPerOp: number })[]>(subjects.map((s) => [s, []]))
   for (let r = 0; r < settings.rounds; r++) {
     for (const subject of subjects) {

@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { combine, split } from '../../../scripts/bench/cases.js'
+import { type Subject, combine, split, warmups } from '../../../scripts/bench/cases.js'
+import type { RunningProcess } from '../../../scripts/bench/proc.js'
 import { addHistograms, derivedCeiling, lockHold, nodeReads, parseHistogram, partitionSettings, scrapeMetrics } from '../../../scripts/bench/replicas.js'
 import { bernsteinCommand, cleanupDirs, startBernstein, tempDir } from '../../../scripts/bench/systems.js'
 
@@ -73,6 +74,32 @@ describe('bench replicas: partition settings and load spreading', () => {
       errors: 0,
       timeouts: 0,
     })
+  })
+
+  it('warms every replica on its own with all the connections, as long as a single node', () => {
+    const proc = (name: string): RunningProcess => ({
+      name,
+      pid: 0,
+      url: `http://${name}`,
+      readyMs: 0,
+      readyCpuMs: 0,
+      peakRssMb: () => 0,
+      rssMb: () => 0,
+      cpuMs: () => 0,
+      stop: async () => {},
+    })
+    const [a, b, c] = [proc('a'), proc('b'), proc('c')]
+    const requests = () => []
+    const one: Subject = { label: '1 replica', proc: a, requests }
+    const three: Subject = { label: '3 replicas', proc: a, replicas: [a, b, c], requests }
+    const runs = warmups([one, three])
+    // One run per process: the single node once, then each of the three replicas alone (split(connections, 1)).
+    expect(runs.map((r) => [r.label, r.proc.name, r.replicas?.map((p) => p.name)])).toEqual([
+      ['1 replica', 'a', ['a']],
+      ['3 replicas', 'a', ['a']],
+      ['3 replicas', 'b', ['b']],
+      ['3 replicas', 'c', ['c']],
+    ])
   })
 })
 
