@@ -73,6 +73,12 @@ interface Options {
   readonly v1AgentEnv: Readonly<Record<string, string>>
   readonly fanOutSubscribers: number
   readonly fanOutSeconds: number
+  /**
+   * Seconds of warm-up per process in the replica case: each of three replicas serves a third of the rounds' sends,
+   * and with the 2 s of the other cases their CPU per send was still falling by 40 % over the following minute
+   * (bench/HISTORY.md, 2026-12-04).
+   */
+  readonly replicaWarmup: number
 }
 
 const ALL_CASES = ['startup', 'send', 'get', 'lifecycle', 'replicas', 'v1', 'scale', 'micro']
@@ -118,6 +124,7 @@ function parseArgs(argv: readonly string[]): Options {
     v1AgentEnv: { [agentEnv.slice(0, eq)]: agentEnv.slice(eq + 1) },
     fanOutSubscribers: 100,
     fanOutSeconds: quick ? 2 : 10,
+    replicaWarmup: quick ? 1 : 12,
   }
 }
 
@@ -310,9 +317,10 @@ async function replicaCase(command: ServerCommand, adminUrl: string, options: Op
   log('\n# starting systems for: replicas (PostgreSQL, one database per partition setting)')
   const settings = partitionSettings(options.partitionEnv, options.partitions)
   const read = nodeReads(options.partitionEnv)
+  const warmup = `Each replica is warmed alone with all the connections for ${options.replicaWarmup} s before the rounds.`
   const partitionNote = read
-    ? `Replicas: partitioned means ${options.partitionEnv}=${options.partitions}, not partitioned ${options.partitionEnv}=1, passed to every replica.`
-    : `Replicas: the partition setting is passed as ${options.partitionEnv}=1 or =${options.partitions}, which this node's configuration does not read yet (src/config.ts), so "partitioned" and "not partitioned" ran the same code.`
+    ? `Replicas: partitioned means ${options.partitionEnv}=${options.partitions}, not partitioned ${options.partitionEnv}=1, passed to every replica. ${warmup}`
+    : `Replicas: the partition setting is passed as ${options.partitionEnv}=1 or =${options.partitions}, which this node's configuration does not read yet (src/config.ts), so "partitioned" and "not partitioned" ran the same code. ${warmup}`
   log(`  ${partitionNote}`)
   const sets: { setting: (typeof settings)[number]; replicas: RunningProcess[] }[] = []
   for (const setting of settings) {
@@ -334,7 +342,7 @@ async function replicaCase(command: ServerCommand, adminUrl: string, options: Op
       'replicas',
       'POST /a2a/tasks/send on replicas sharing one PostgreSQL (connections split between the replicas)',
       subjects,
-      options.settings,
+      { ...options.settings, warmup: options.replicaWarmup },
       log,
     )
     const holds: LockHold[] = []
