@@ -81,18 +81,13 @@ export function combine(results: readonly LoadResult[]): LoadResult {
 }
 
 /**
- * The warm-up runs: one per process (once, however many subjects it serves), each with all the connections, so every
- * process gets the whole warm-up on its own and replicas start their rounds as warm as a single node (in service they
- * would be). Split between three replicas, as the measured runs split the load, it left each a third of the one
- * replica's warm-up.
+ * The warm-up runs: one per subject and process, each with all the connections, so every process gets the whole
+ * warm-up on its own and replicas start their rounds as warm as a single node (in service they would be). Split
+ * between three replicas, as the measured runs split the load, it left each a third of the one replica's warm-up.
+ * Subjects sharing a process each warm it again: their requests take other paths (GET and v1 GetTask).
  */
 export function warmups(subjects: readonly Subject[]): Subject[] {
-  const seen = new Set<RunningProcess>()
-  return subjects.flatMap((subject) =>
-    targetsOf(subject)
-      .filter((proc) => !seen.has(proc) && seen.add(proc))
-      .map((proc) => ({ ...subject, proc, replicas: [proc] })),
-  )
+  return subjects.flatMap((subject) => targetsOf(subject).map((proc) => ({ ...subject, proc, replicas: [proc] })))
 }
 
 async function runOnce(subject: Subject, settings: Settings, duration: number, warmup = false): Promise<LoadResult & { cpuUsPerOp: number }> {

@@ -76,7 +76,7 @@ describe('bench replicas: partition settings and load spreading', () => {
     })
   })
 
-  it('warms every process once, on its own, with all the connections', () => {
+  it('warms every process of every subject on its own, with all the connections', () => {
     const proc = (name: string): RunningProcess => ({
       name,
       pid: 0,
@@ -93,9 +93,10 @@ describe('bench replicas: partition settings and load spreading', () => {
     const one: Subject = { label: '1 replica', proc: a, requests }
     const three: Subject = { label: '3 replicas', proc: a, replicas: [a, b, c], requests }
     const runs = warmups([one, three])
-    // One run per process, once: the single node, then the two other replicas alone (split(connections, 1)).
+    // One run per subject and process: the single node, then each of the three replicas alone (split(connections, 1)).
     expect(runs.map((r) => [r.label, r.proc.name, r.replicas?.map((p) => p.name)])).toEqual([
       ['1 replica', 'a', ['a']],
+      ['3 replicas', 'a', ['a']],
       ['3 replicas', 'b', ['b']],
       ['3 replicas', 'c', ['c']],
     ])
