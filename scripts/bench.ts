@@ -317,10 +317,10 @@ async function replicaCase(command: ServerCommand, adminUrl: string, options: Op
   log('\n# starting systems for: replicas (PostgreSQL, one database per partition setting)')
   const settings = partitionSettings(options.partitionEnv, options.partitions)
   const read = nodeReads(options.partitionEnv)
-  const warmup = `Each replica is warmed alone with all the connections for ${options.replicaWarmup} s before the rounds.`
-  const partitionNote = read
-    ? `Replicas: partitioned means ${options.partitionEnv}=${options.partitions}, not partitioned ${options.partitionEnv}=1, passed to every replica. ${warmup}`
-    : `Replicas: the partition setting is passed as ${options.partitionEnv}=1 or =${options.partitions}, which this node's configuration does not read yet (src/config.ts), so "partitioned" and "not partitioned" ran the same code. ${warmup}`
+  const howPartitioned = read
+    ? `Replicas: partitioned means ${options.partitionEnv}=${options.partitions}, not partitioned ${options.partitionEnv}=1, passed to every replica.`
+    : `Replicas: the partition setting is passed as ${options.partitionEnv}=1 or =${options.partitions}, which this node's configuration does not read yet (src/config.ts), so "partitioned" and "not partitioned" ran the same code.`
+  const partitionNote = `${howPartitioned} Each replica is warmed alone with all the connections for ${options.replicaWarmup} s before the rounds.`
   log(`  ${partitionNote}`)
   const sets: { setting: (typeof settings)[number]; replicas: RunningProcess[] }[] = []
   for (const setting of settings) {
