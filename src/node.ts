@@ -15,7 +15,7 @@ import { ensureAuditKey } from './lineage/audit-key.js'
 import { ChainCheckpoints } from './lineage/checkpoints.js'
 import { HomeShards, homeIds } from './lineage/partitions.js'
 import { type Logger, silentLogger } from './logger.js'
-import { randomIds, systemClock } from './runtime.js'
+import { systemIds, systemClock } from './runtime.js'
 import { type Services, createServices } from './services.js'
 import { type Connection, connect, databaseOptions, migrateToLatest, pendingMigrations } from './store/connect.js'
 import { Store } from './store/store.js'
@@ -139,7 +139,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       store,
       auditKey,
       issuer: config.issuer,
-      ids: homeIds(randomIds, home),
+      ids: homeIds(systemIds, home),
       identity,
       publicBaseUrl,
       attestor,
@@ -170,7 +170,7 @@ export async function openNode(config: Config, options: OpenNodeOptions = {}): P
       store,
       issuer: config.issuer,
       clock: systemClock,
-      ids: randomIds,
+      ids: systemIds,
       key: keys.receipt,
       jwks: () => nodeJwks(keys),
       auditKey,

@@ -10,7 +10,7 @@ import { createHttpServer } from './http/http-server.js'
 import type { Bucket, BucketLimiter } from './http/rate-limit.js'
 import type { Logger } from './logger.js'
 import { type Node, StartupError, openNode } from './node.js'
-import { randomIds, systemClock } from './runtime.js'
+import { systemIds, systemClock } from './runtime.js'
 import type { Connection } from './store/connect.js'
 import { replicaSlot } from './store/replica-slot.js'
 import type { Store } from './store/store.js'
@@ -233,7 +233,7 @@ function tokenResolver(config: Config, store: Store, logger: Logger): TokenResol
   }
   const operator = resolveOperatorToken(config.authToken, config.dataDir)
   if (operator.file) logger.info({ file: operator.file, created: operator.created }, `operator token is in ${operator.file}`)
-  const tokens = new TokenService({ store, clock: systemClock, ids: randomIds })
+  const tokens = new TokenService({ store, clock: systemClock, ids: systemIds })
   const metricsToken = config.metricsToken
   const isOperator = secretMatcher(operator.token)
   const isMetrics = metricsToken === null ? () => false : secretMatcher(metricsToken)

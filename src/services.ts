@@ -22,7 +22,7 @@ import type { RetryPolicy } from './federation/peer-fetch.js'
 import { type HealthOptions, HealthService } from './health/health.service.js'
 import type { NodeIdentity } from './identity/node-identity.js'
 import { type Metrics, noMetrics } from './signature-metrics.js'
-import { type Clock, type Ids, randomIds, systemClock } from './runtime.js'
+import { type Clock, type Ids, systemIds, systemClock } from './runtime.js'
 import type { Store } from './store/store.js'
 import { TaskService } from './tasks/task.service.js'
 import type { TaskObserver } from './tasks/task-events.js'
@@ -109,7 +109,7 @@ export interface Services {
 /** Wires the domain services over one store. Used by the HTTP app and by CLI commands that act on a node. */
 export function createServices(deps: ServiceDeps): Services {
   const clock = deps.clock ?? systemClock
-  const ids = deps.ids ?? randomIds
+  const ids = deps.ids ?? systemIds
   const audit = new AuditTrail({ key: deps.auditKey, clock, ...(deps.chainPartitions && { partitions: deps.chainPartitions }) })
   const lineage = new LineageService(deps.store, deps.auditKey, deps.issuer)
   const tasks = new TaskService({ store: deps.store, clock, ids })

@@ -7,7 +7,7 @@ import { type ApiClient, createApiClient } from '../../src/client/index.js'
 import type { TokenIdentity } from '../../src/auth/caller.js'
 import { type Connection, type DatabaseOptions, connect, migrateToLatest } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
-import { randomIds, systemClock } from '../../src/runtime.js'
+import { systemIds, systemClock } from '../../src/runtime.js'
 import { TokenService } from '../../src/auth/token.service.js'
 import { ReceiptAttestor } from '../../src/receipts/receipt-attestor.js'
 import { NodeIdentity, type NodeProfile } from '../../src/identity/node-identity.js'
@@ -75,7 +75,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const migrated = await migrateToLatest(connection)
   if (migrated.error) throw migrated.error
   const store = new Store(connection)
-  const tokens = new TokenService({ store, clock: options.clock ?? systemClock, ids: options.ids ?? randomIds })
+  const tokens = new TokenService({ store, clock: options.clock ?? systemClock, ids: options.ids ?? systemIds })
   const resolveToken =
     options.resolveToken !== undefined
       ? options.resolveToken

@@ -18,7 +18,7 @@ import { verifySpine } from '../../src/lineage/spine.js'
 import { GENESIS_PREV_HASH, verifyTrackerAuditLines } from '../../src/lineage/tracker-audit.js'
 import type { A2ATaskResponseBody } from '../../src/receipts/attestation.js'
 import { RECEIPT_SPINE_CHAIN, ReceiptAttestor } from '../../src/receipts/receipt-attestor.js'
-import { randomIds, systemClock } from '../../src/runtime.js'
+import { systemIds, systemClock } from '../../src/runtime.js'
 import { connect, migrateToLatest } from '../../src/store/connect.js'
 import { migrationProvider } from '../../src/store/migrations/index.js'
 import { Store } from '../../src/store/store.js'
@@ -43,7 +43,7 @@ function writers(shards: number) {
 }
 
 const checkpoints = (store: Store) =>
-  new ChainCheckpoints({ store, issuer: 'test-issuer', clock: systemClock, ids: randomIds, key: receiptKey, jwks, auditKey })
+  new ChainCheckpoints({ store, issuer: 'test-issuer', clock: systemClock, ids: systemIds, key: receiptKey, jwks, auditKey })
 
 /** One send's chain writes: the ticket's audit entry and its receipt row, in one transaction. */
 async function send(store: Store, shards: number, tenant: string, ticket: string): Promise<void> {

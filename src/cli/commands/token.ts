@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander'
-import { randomIds, systemClock } from '../../runtime.js'
+import { systemIds, systemClock } from '../../runtime.js'
 import { parseDuration } from '../../auth/api-token.js'
 import { TokenService } from '../../auth/token.service.js'
 import type { CliContext } from '../context.js'
@@ -35,7 +35,7 @@ export function registerToken(program: Command, cli: CliContext): void {
     .option('--label <text>', 'a note for `token list`')
     .action(async (opts: { role: 'agent' | 'operator'; tenant?: string; expiresIn?: number; label?: string }, cmd: Command) => {
       const issued = await cli.withStore((store) =>
-        new TokenService({ store, clock: systemClock, ids: randomIds }).create({
+        new TokenService({ store, clock: systemClock, ids: systemIds }).create({
           role: opts.role,
           // Agent tokens always belong to a tenant; `default` unless told otherwise.
           tenant: opts.tenant ?? (opts.role === 'agent' ? 'default' : null),
@@ -55,7 +55,7 @@ export function registerToken(program: Command, cli: CliContext): void {
     .command('list')
     .description('list issued tokens (never their secrets)')
     .action(async (_opts: unknown, cmd: Command) => {
-      const tokens = await cli.withStore((store) => new TokenService({ store, clock: systemClock, ids: randomIds }).list())
+      const tokens = await cli.withStore((store) => new TokenService({ store, clock: systemClock, ids: systemIds }).list())
       const now = systemClock.now()
       const rows = tokens.map((t) => ({
         id: t.id,
@@ -82,7 +82,7 @@ export function registerToken(program: Command, cli: CliContext): void {
     .description('revoke a token; it stops working at once')
     .argument('<id>', 'the token id (from `token create` or `token list`)')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      await cli.withStore((store) => new TokenService({ store, clock: systemClock, ids: randomIds }).revoke(id))
+      await cli.withStore((store) => new TokenService({ store, clock: systemClock, ids: systemIds }).revoke(id))
       if (wantsJson(cmd)) return printJson({ ok: true, id })
       printLines(`✓ token ${id} revoked`)
     })

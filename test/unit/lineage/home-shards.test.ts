@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { HomeShards, homeIds, shardOf } from '../../../src/lineage/partitions.js'
-import { randomIds } from '../../../src/runtime.js'
+import { systemIds } from '../../../src/runtime.js'
 
 const homeOf = (shards: number, rank: number, replicas: number): number[] => {
   const home = new HomeShards(shards)
@@ -44,10 +44,10 @@ describe('HomeShards', () => {
 })
 
 describe('homeIds', () => {
-  it('draws ticket ids in the home shards only, still 12 random hex digits; other ids are untouched', () => {
+  it('draws ticket ids in the home shards only, still 12 hex digits that never repeat; other ids are untouched', () => {
     const home = new HomeShards(64)
     home.assign(1, 3)
-    const ids = homeIds(randomIds, home)
+    const ids = homeIds(systemIds, home)
     const drawn = Array.from({ length: 3000 }, () => ids.ticketId())
     for (const id of drawn) expect(id).toMatch(/^[0-9a-f]{12}$/)
     expect(new Set(drawn).size).toBe(drawn.length)
@@ -61,7 +61,7 @@ describe('homeIds', () => {
 
   it('follows the assignment as it changes', () => {
     const home = new HomeShards(8)
-    const ids = homeIds(randomIds, home)
+    const ids = homeIds(systemIds, home)
     home.assign(0, 2)
     for (let i = 0; i < 200; i++) expect(shardOf(ids.ticketId(), 8) % 2).toBe(0)
     home.assign(1, 2)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { uuid7Hex } from '../../../src/lineage/tracker-entry.js'
-import { randomIds } from '../../../src/runtime.js'
+import { systemIds, ticketRuns } from '../../../src/runtime.js'
 
 const DRAWS = 20_000
 
@@ -20,13 +20,62 @@ function bitCounts(values: readonly string[]): number[] {
 // A fair bit over 20 000 draws lands within ±5 % of half far beyond six standard deviations; a fixed bit at 0 or n.
 const isRandomBit = (count: number): boolean => Math.abs(count - DRAWS / 2) < DRAWS * 0.05
 
-describe('randomIds.shortId (Bernstein: uuid4().hex[:12])', () => {
-  const ids = Array.from({ length: DRAWS }, () => randomIds.shortId())
+describe('systemIds.shortId (Bernstein: uuid4().hex[:12])', () => {
+  const ids = Array.from({ length: DRAWS }, () => systemIds.shortId())
 
   it('is 12 lowercase hex digits, each of its 48 bits random, and does not repeat', () => {
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{12}$/)
     expect(bitCounts(ids).every(isRandomBit)).toBe(true)
     expect(new Set(ids).size).toBe(ids.length)
+  })
+})
+
+describe('ticketRuns (ticket ids in ascending runs)', () => {
+  it('starts each run at a random 48-bit point: over 20 000 runs every bit of the first ticket is random', () => {
+    const firsts = Array.from({ length: DRAWS }, () => ticketRuns()())
+    for (const id of firsts) expect(id).toMatch(/^[0-9a-f]{12}$/)
+    expect(bitCounts(firsts).every(isRandomBit)).toBe(true)
+  })
+
+  it('climbs by random steps of 1 to 2^16, so a run never repeats an id and sorts as it was drawn', () => {
+    const next = ticketRuns()
+    const values = Array.from({ length: DRAWS }, () => next())
+    const numbers = values.map((id) => Number.parseInt(id, 16))
+    const steps = numbers.slice(1).map((n, i) => n - (numbers[i] as number))
+    // A start above 2^48 - 2^32 would restart the run once in 20 000 draws; that chance is 2^-16, and it would show
+    // here as one negative step, so the check allows for it rather than flake.
+    const restarts = steps.filter((step) => step <= 0).length
+    expect(restarts).toBeLessThanOrEqual(1)
+    const climbs = steps.filter((step) => step > 0)
+    expect(Math.min(...climbs)).toBeGreaterThanOrEqual(1)
+    expect(Math.max(...climbs)).toBeLessThanOrEqual(2 ** 16)
+    // The steps are random, not a counter: their mean is near 2^15 and they take thousands of values.
+    const mean = climbs.reduce((a, b) => a + b, 0) / climbs.length
+    expect(Math.abs(mean - 2 ** 15)).toBeLessThan(2 ** 15 * 0.05)
+    expect(new Set(climbs).size).toBeGreaterThan(10_000)
+    expect(new Set(values).size).toBe(values.length)
+    if (restarts === 0) expect([...values].sort()).toEqual(values)
+  })
+
+  it('starts a fresh run rather than leave the 48 bits', () => {
+    const starts = [2 ** 48 - 2, 5]
+    const next = ticketRuns(() => starts.shift() ?? 0)
+    // The step from 2^48 - 2 is at least 1: either it lands on 2^48 - 1 or it would leave, and the run starts at 5.
+    const first = next()
+    expect(['ffffffffffff', '000000000005']).toContain(first)
+    const after = first === 'ffffffffffff' ? next() : first
+    expect(after).toBe('000000000005')
+    const later = Number.parseInt(next(), 16)
+    expect(later).toBeGreaterThan(5)
+    expect(later).toBeLessThanOrEqual(5 + 2 ** 16)
+  })
+
+  it('is what the process draws tickets from: one run, shared by every node of the process', () => {
+    const a = Number.parseInt(systemIds.ticketId(), 16)
+    const b = Number.parseInt(systemIds.ticketId(), 16)
+    expect(b).not.toBe(a)
+    // Consecutive unless the run restarted between them (a chance of 2^-32).
+    if (b > a) expect(b - a).toBeLessThanOrEqual(2 ** 16)
   })
 })
 
