@@ -61,7 +61,7 @@ export function ticketRuns(start: () => number = () => Number.parseInt(randomSho
   }
 }
 
-/** The process's identifiers: random short ids, and ticket ids from one run per process (so two nodes in one process never share one). */
+/** The process's identifiers: random short ids, and ticket ids from one run per process (two nodes in one process never draw the same ticket). */
 export const systemIds: Ids = {
   shortId: randomShortId,
   ticketId: ticketRuns(),
