@@ -89,6 +89,9 @@ export type TaskRef = { readonly a2aTaskId: string } | { readonly taskId: string
 export interface TaskAccess {
   readonly tenantId: string
   readonly tenantBound: boolean
+  /** Whether the request carries an RFC 9421 signature (`Signature-Input` or `Signature`). */
+  readonly signed: boolean
+  /** The request as received; may be built on first read (it copies every header field). */
   readonly request: ReceivedRequest
 }
 

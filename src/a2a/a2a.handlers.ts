@@ -1,6 +1,7 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Schema } from '../contract.js'
 import type { Caller } from '../auth/caller.js'
-import type { ReceivedRequest } from '../crypto/peer-http-signature.js'
+import { type ReceivedRequest, carriesSignature } from '../crypto/peer-http-signature.js'
 import { type RouteDefinition, route } from '../http/route.js'
 import type { TaskAccess } from './a2a-task.js'
 import type { A2AService, A2ATaskView } from './a2a.service.js'
@@ -17,8 +18,32 @@ function a2aTaskToWire(view: A2ATaskView): { body: Schema<'A2ATaskResponse'>; he
 }
 
 /** Who acts on a task and how the request arrived, for the service's access check (signed delegations). */
-function taskAccess(caller: Caller, received: () => ReceivedRequest): TaskAccess {
-  return { tenantId: caller.tenantId, tenantBound: caller.tenantBound, request: received() }
+function taskAccess(caller: Caller, headers: IncomingHttpHeaders, received: () => ReceivedRequest): TaskAccess {
+  return new ReceivedTaskAccess(caller, carriesSignature(headers), received)
+}
+
+/**
+ * The request is copied only if the guard reads it: an unsigned request on an undelegated task never needs it. (A
+ * class, not an object literal with a getter: V8 builds those through a slow path on every request.)
+ */
+class ReceivedTaskAccess implements TaskAccess {
+  readonly tenantId: string
+  readonly tenantBound: boolean
+  readonly signed: boolean
+  readonly #received: () => ReceivedRequest
+  #request: ReceivedRequest | undefined
+
+  constructor(caller: Caller, signed: boolean, received: () => ReceivedRequest) {
+    this.tenantId = caller.tenantId
+    this.tenantBound = caller.tenantBound
+    this.signed = signed
+    this.#received = received
+  }
+
+  get request(): ReceivedRequest {
+    this.#request ??= this.#received()
+    return this.#request
+  }
 }
 
 export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
@@ -31,11 +56,11 @@ export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
       status: 200,
       body: { ...a2a.agentCard(), capabilities: [...a2a.agentCard().capabilities] },
     })),
-    route('a2a_message_a2a_message_post', 'post', '/a2a/message', async ({ body, caller, received }) => {
+    route('a2a_message_a2a_message_post', 'post', '/a2a/message', async ({ body, caller, headers, received }) => {
       const message = await a2a.receiveMessage(
         caller.tenantId,
         { sender: body.sender, recipient: body.recipient, content: body.content, taskId: body.task_id },
-        taskAccess(caller, received),
+        taskAccess(caller, headers, received),
       )
       return {
         status: 201,
@@ -56,19 +81,19 @@ export function a2aRoutes(a2a: A2AService): RouteDefinition[] {
       const view = await a2a.send(caller.tenantId, { sender: body.sender, message: body.message, role: body.role ?? 'backend' })
       return { status: 201, ...a2aTaskToWire(view) }
     }),
-    route('a2a_get_task_a2a_tasks__a2a_task_id__get', 'get', '/a2a/tasks/{a2a_task_id}', async ({ params, caller, received }) => {
-      return { status: 200, ...a2aTaskToWire(await a2a.get(caller.tenantId, params.a2a_task_id, taskAccess(caller, received))) }
+    route('a2a_get_task_a2a_tasks__a2a_task_id__get', 'get', '/a2a/tasks/{a2a_task_id}', async ({ params, caller, headers, received }) => {
+      return { status: 200, ...a2aTaskToWire(await a2a.get(caller.tenantId, params.a2a_task_id, taskAccess(caller, headers, received))) }
     }),
     route(
       'a2a_add_artifact_a2a_tasks__a2a_task_id__artifacts_post',
       'post',
       '/a2a/tasks/{a2a_task_id}/artifacts',
-      async ({ params, body, caller, received }) => {
+      async ({ params, body, caller, headers, received }) => {
         const artifact = await a2a.addArtifact(
           caller.tenantId,
           params.a2a_task_id,
           { name: body.name, data: body.data ?? '', contentType: body.content_type ?? 'text/plain' },
-          taskAccess(caller, received),
+          taskAccess(caller, headers, received),
         )
         return { status: 201, body: { name: artifact.name, content_type: artifact.contentType, data: artifact.data, created_at: artifact.createdAt } }
       },

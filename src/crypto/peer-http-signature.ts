@@ -81,6 +81,11 @@ export interface ReceivedRequest {
   readonly body: string | Uint8Array | undefined
 }
 
+/** Whether a request carries a signature at all (either of the two fields), in received or raw Node header fields. */
+export function carriesSignature(headers: Readonly<Record<string, string | readonly string[] | undefined>>): boolean {
+  return headers['signature-input'] !== undefined || headers['signature'] !== undefined
+}
+
 /** A fresh nonce: 18 random bytes, base64url (24 characters). */
 export function freshNonce(): string {
   return randomBytes(18).toString('base64url')

@@ -3,7 +3,7 @@ import { pinnedPeerKey } from '../crypto/peer-http-signature.js'
 import type { TaskAccess, TaskAccessGuard, TaskRef } from '../a2a/a2a-task.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
-import { type InboundSignatureOptions, carriesSignature, checkPeerRequest, refused } from './inbound-signature.js'
+import { type InboundSignatureOptions, checkPeerRequest, refused } from './inbound-signature.js'
 
 /**
  * The rule for a task whose delegation was delivered signed by the sender's card key (RFC 9421, checked by the
@@ -26,12 +26,12 @@ export class DelegatorSignatureGuard implements TaskAccessGuard {
 
   async check(ref: TaskRef, access: TaskAccess): Promise<void> {
     // The operator's unsigned request passes whatever the task is: no need to ask the database which it is.
-    if (!access.tenantBound && !carriesSignature(access.request.headers)) return
+    if (!access.tenantBound && !access.signed) return
     const pem = await this.#deps.store.repos.a2a.inboundSigningKey(access.tenantId, ref)
     if (pem === null) return
     const key = pinnedPeerKey(publicKeyFromPem(pem))
     const task = 'a2aTaskId' in ref ? `A2A task ${ref.a2aTaskId}` : `task ${ref.taskId}`
-    if (!carriesSignature(access.request.headers)) {
+    if (!access.signed) {
       if (!access.tenantBound) return
       throw refused(
         'peer_signature_required',

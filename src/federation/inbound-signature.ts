@@ -3,7 +3,7 @@ import { AppError } from '../errors.js'
 import type { Clock } from '../runtime.js'
 import type { Store } from '../store/store.js'
 import type { InboundGate, InboundGateResult, InboundTaskRequest } from './inbound.service.js'
-import { type PinnedPeerKey, type ReceivedRequest, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
+import { type PinnedPeerKey, type ReceivedRequest, carriesSignature, pinnedPeerKey, verifyPeerRequest } from '../crypto/peer-http-signature.js'
 
 export interface InboundSignatureOptions {
   /** Refuse deliveries without a signature (default: on when the node pins peers, BERNSTEIN_REQUIRE_PEER_SIGNATURE). */
@@ -55,11 +55,6 @@ export class InboundSignatureGate implements InboundGate {
     })
     return { signingKey: pem }
   }
-}
-
-/** Whether a request carries a signature at all (either of the two fields). */
-export function carriesSignature(headers: Readonly<Record<string, string>>): boolean {
-  return 'signature-input' in headers || 'signature' in headers
 }
 
 /**

@@ -16,11 +16,10 @@ export interface HttpInput<Id extends OperationId> {
   readonly headers: IncomingHttpHeaders
   /** The unparsed body, for the one route validated by hand (`/a2a/v0/tasks`). */
   readonly rawBody: string | undefined
-  /** The request line as addressed, for checking a signature over it: method, `scheme://host` and path with query. */
-  readonly target: { readonly method: string; readonly origin: string; readonly path: string }
   /**
-   * The request as received, for checking its RFC 9421 signature: the request line as addressed, the header fields
-   * (one string each) and the exact body bytes (the raw body, or a signed request's JSON bytes).
+   * The request as received, for checking its RFC 9421 signature: the request line as addressed (method,
+   * `scheme://host` and path with query), the header fields (one string each) and the exact body bytes (the raw body,
+   * or a signed request's JSON bytes). Built on each call.
    */
   readonly received: () => ReceivedRequest
 }
@@ -71,7 +70,6 @@ export function route<Id extends OperationId>(
     path,
     handle: (req, res) => {
       const rawBody = typeof (req as { rawBody?: unknown }).rawBody === 'string' ? (req as unknown as { rawBody: string }).rawBody : undefined
-      const target = { method: req.method, origin: `${req.protocol}://${req.get('host') ?? ''}`, path: req.originalUrl }
       return handle({
         params: req.params as PathParams<Id>,
         query: req.query as QueryParams<Id>,
@@ -79,8 +77,15 @@ export function route<Id extends OperationId>(
         caller: res.locals['caller'] as Caller,
         headers: req.headers,
         rawBody,
-        target,
-        received: () => ({ ...target, headers: fieldsOf(req.headers), body: rawBody ?? signedBodyOf(req) }),
+        // Built only when asked (`req.protocol` and the copy of every field are not free): most requests are never
+        // checked against a signature.
+        received: () => ({
+          method: req.method,
+          origin: `${req.protocol}://${req.get('host') ?? ''}`,
+          path: req.originalUrl,
+          headers: fieldsOf(req.headers),
+          body: rawBody ?? signedBodyOf(req),
+        }),
       })
     },
   }

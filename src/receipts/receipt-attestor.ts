@@ -5,7 +5,7 @@ import { exportPublicJwk, signBytes } from '../crypto/ed25519.js'
 import { type PartitionScheme, partitionFor } from '../lineage/partitions.js'
 import { A2A_RECEIPT_RUN_ID, SPINE_GENESIS_HASH, type SpineRow, deriveLineageKey, spineRowLine } from '../lineage/spine.js'
 import { type Metrics, noMetrics } from '../signature-metrics.js'
-import { buildReceipt, buildReceiptSpineRow, receiptToDict } from './receipt.js'
+import { buildReceipt, buildReceiptSpineRow, canonicalResponseBytes, receiptToDict } from './receipt.js'
 import type { Clock } from '../runtime.js'
 import type { ChainHead } from '../store/chain.repository.js'
 import type { Repositories } from '../store/store.js'
@@ -72,7 +72,8 @@ export class ReceiptAttestor implements Attestor {
   /** The receipt's spine row, built on whatever head its partition has when it is appended. */
   #spineAppend(body: A2ATaskResponseBody, kind: AttestationKind, tenantId: string) {
     // Integral numbers are ints and others floats, exactly as a verifier parsing our JSON wire body will see them.
-    const response = toPyValue(body)
+    // Canonicalised once: the spine row's content hash and the receipt's check of it hash the same bytes.
+    const response = canonicalResponseBytes(toPyValue(body))
     const partition = partitionFor(RECEIPT_SPINE_CHAIN, this.#deps.partitions ?? { shards: 1 }, tenantId, body.id)
     const build = (head: ChainHead) => {
       const row = buildReceiptSpineRow(
@@ -90,7 +91,7 @@ export class ReceiptAttestor implements Attestor {
     return { partition, build, response }
   }
 
-  async #receipt(taskId: string, response: ReturnType<typeof toPyValue>, row: SpineRow): Promise<Readonly<Record<string, unknown>>> {
+  async #receipt(taskId: string, response: Uint8Array, row: SpineRow): Promise<Readonly<Record<string, unknown>>> {
     const receipt = await buildReceipt({
       response,
       taskId,

@@ -159,7 +159,8 @@ export function ed25519PublicJwk(publicKey: Uint8Array, kid: string): Required<E
 
 /** Inputs of {@link buildReceiptSpineRow}. */
 export interface ReceiptSpineRowInput {
-  response: PyValue
+  /** The response, or its canonical bytes ({@link canonicalResponseBytes}) when the caller already has them. */
+  response: PyValue | Uint8Array
   taskId: string
   /** `entry_hash` of the spine's last row, `""` for an empty spine. */
   prevHash: string
@@ -188,7 +189,8 @@ export function buildReceiptSpineRow(input: ReceiptSpineRowInput, lineageKey: Ui
 
 /** Inputs of {@link buildReceipt}; the signer is injected (Ed25519 over the raw 32-byte binding digest). */
 export interface BuildReceiptInput {
-  response: PyValue
+  /** The response, or its canonical bytes ({@link canonicalResponseBytes}). */
+  response: PyValue | Uint8Array
   taskId: string
   /** The row anchoring this response (see {@link buildReceiptSpineRow}). */
   spineRow: SpineRow
