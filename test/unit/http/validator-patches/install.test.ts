@@ -20,7 +20,7 @@ describe('installing the patches of express-openapi-validator', () => {
     )
   })
 
-  it('is applied by the app only: importing the library changes nothing, a refusal changes nothing, installing patches all six', () => {
+  it('is applied by the app only: importing the library changes nothing, a refusal changes nothing, installing patches all seven', () => {
     // A process of its own: in this one, other tests may have installed the patches already.
     const script = `
       import validator from 'express-openapi-validator/dist/openapi.validator.js'
@@ -28,6 +28,7 @@ describe('installing the patches of express-openapi-validator', () => {
       import schemaValidator from 'express-openapi-validator/dist/framework/openapi.schema.validator.js'
       import preprocessor from 'express-openapi-validator/dist/middlewares/parsers/schema.preprocessor.js'
       import util from 'express-openapi-validator/dist/middlewares/util.js'
+      import mutator from 'express-openapi-validator/dist/middlewares/parsers/req.parameter.mutator.js'
       const patched = () => [
         validator.OpenApiValidator.prototype.metadataMiddleware.indexed === true,
         schemaValidator.OpenAPISchemaValidator.deferred === true,
@@ -35,6 +36,7 @@ describe('installing the patches of express-openapi-validator', () => {
         preprocessor.SchemaPreprocessor.prototype.resolveSchema.withoutCompiling === true,
         validator.OpenApiValidator.prototype.installMiddleware.oneStep === true,
         util.useAjvCache.withoutPaths === true,
+        mutator.RequestParameterMutator.prototype.modifyRequest.skipsUnchanged === true,
       ]
       await import('./src/index.ts')
       const { installValidatorPatches } = await import('./src/http/validator-patches.ts')
@@ -48,10 +50,10 @@ describe('installing the patches of express-openapi-validator', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 })
     expect(run.stderr).toBe('')
     expect(JSON.parse(run.stdout)).toEqual({
-      imported: [false, false, false, false, false, false],
+      imported: [false, false, false, false, false, false, false],
       refusal: true,
-      refused: [false, false, false, false, false, false],
-      installed: [true, true, true, true, true, true],
+      refused: [false, false, false, false, false, false, false],
+      installed: [true, true, true, true, true, true, true],
     })
   })
 })
