@@ -15,7 +15,7 @@ import { PathTemplates, decodeParameters, parameterNames } from './path-template
 
 /**
  * Seven replacements of express-openapi-validator internals, for start-up time and per-request cost, each with the
- * validator's own answers (test/unit/http/validator-patches.test.ts compares them with the originals). They are
+ * validator's own answers (the tests in test/unit/http/validator-patches/ compare them with the originals). They are
  * applied by {@link installValidatorPatches}, which `createApp` calls: importing this module changes nothing.
  * They are written against one release of the validator, and installing them on another one fails at start-up.
  */
@@ -40,7 +40,7 @@ export function installValidatorPatches(installedVersion: () => string = install
   if (version !== PATCHED_VALIDATOR_VERSION) {
     throw new Error(
       `express-openapi-validator ${version} is installed, but src/http/validator-patches.ts replaces internals of ${PATCHED_VALIDATOR_VERSION}: ` +
-        `check each patch against the installed release (test/unit/http/validator-patches.test.ts), then update PATCHED_VALIDATOR_VERSION`,
+        `check each patch against the installed release (test/unit/http/validator-patches/), then update PATCHED_VALIDATOR_VERSION`,
     )
   }
   indexOperationLookup()
