@@ -91,8 +91,8 @@ export interface TaskAccess {
   readonly tenantBound: boolean
   /** Whether the request carries an RFC 9421 signature (`Signature-Input` or `Signature`). */
   readonly signed: boolean
-  /** The request as received; may be built on first read (it copies every header field). */
-  readonly request: ReceivedRequest
+  /** The request as received, built when called (it copies every header field): only a signature check needs it. */
+  readonly received: () => ReceivedRequest
 }
 
 /**

@@ -19,31 +19,8 @@ function a2aTaskToWire(view: A2ATaskView): { body: Schema<'A2ATaskResponse'>; he
 
 /** Who acts on a task and how the request arrived, for the service's access check (signed delegations). */
 function taskAccess(caller: Caller, headers: IncomingHttpHeaders, received: () => ReceivedRequest): TaskAccess {
-  return new ReceivedTaskAccess(caller, carriesSignature(headers), received)
-}
-
-/**
- * The request is copied only if the guard reads it: an unsigned request on an undelegated task never needs it. (A
- * class, not an object literal with a getter: V8 builds those through a slow path on every request.)
- */
-class ReceivedTaskAccess implements TaskAccess {
-  readonly tenantId: string
-  readonly tenantBound: boolean
-  readonly signed: boolean
-  readonly #received: () => ReceivedRequest
-  #request: ReceivedRequest | undefined
-
-  constructor(caller: Caller, signed: boolean, received: () => ReceivedRequest) {
-    this.tenantId = caller.tenantId
-    this.tenantBound = caller.tenantBound
-    this.signed = signed
-    this.#received = received
-  }
-
-  get request(): ReceivedRequest {
-    this.#request ??= this.#received()
-    return this.#request
-  }
+  // The request is copied only if the guard checks a signature: an unsigned request on an undelegated task never is.
+  return { tenantId: caller.tenantId, tenantBound: caller.tenantBound, signed: carriesSignature(headers), received }
 }
 
 export function a2aRoutes(a2a: A2AService): RouteDefinition[] {

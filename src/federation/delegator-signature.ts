@@ -38,7 +38,7 @@ export class DelegatorSignatureGuard implements TaskAccessGuard {
         `${task} was delegated by a sender that signed its delivery: requests on it must be signed by that sender's card key ${key.keyid}, and Signature-Input and Signature (RFC 9421, label "peer") are missing`,
       )
     }
-    await checkPeerRequest(key, access.request, this.#options, this.#deps, {
+    await checkPeerRequest(key, access.received(), this.#options, this.#deps, {
       what: `request on ${task}`,
       replayed: 'a signed request is never taken twice',
     })

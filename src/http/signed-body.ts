@@ -1,14 +1,10 @@
 import type { IncomingMessage } from 'node:http'
+import { carriesSignature } from '../crypto/peer-http-signature.js'
 import type { BodyVerifier } from './utf8-guard.js'
 
 /** The exact bytes of a signed request's JSON body, kept for the check of its `Content-Digest` (RFC 9530). */
 const SIGNED_BYTES = Symbol('signed body bytes')
 type WithSignedBytes = IncomingMessage & { [SIGNED_BYTES]?: Buffer }
-
-/** Whether a request carries an HTTP message signature (RFC 9421) at all. */
-export function isSigned(req: IncomingMessage): boolean {
-  return req.headers['signature-input'] !== undefined || req.headers['signature'] !== undefined
-}
 
 /**
  * `verify`, and then, on a request that carries a signature, keeps the bytes it accepted (a reference, no copy) for
@@ -17,7 +13,7 @@ export function isSigned(req: IncomingMessage): boolean {
 export function keepingSignedBytes(verify: BodyVerifier): BodyVerifier {
   return (req, res, buf, encoding) => {
     verify(req, res, buf, encoding)
-    if (isSigned(req)) (req as WithSignedBytes)[SIGNED_BYTES] = buf
+    if (carriesSignature(req.headers)) (req as WithSignedBytes)[SIGNED_BYTES] = buf
   }
 }
 
