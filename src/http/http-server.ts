@@ -1,6 +1,7 @@
 import { type IncomingMessage, type Server, ServerResponse, createServer } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
+import { parse as parseLegacyUrl } from 'node:url'
 import { answerClientErrors } from './client-errors.js'
 import { isLoopback } from './client-ip.js'
 
@@ -42,7 +43,9 @@ const TIMEOUT_CHECK_MS = 1_000
  * - an expectation other than 100-continue: without a 'checkExpectation' listener Node answers an empty 417; the
  *   listener passes the request on, and `requestFraming` answers it. 100-continue keeps Node's default (no
  *   'checkContinue' listener): `100 Continue` at once, then the request;
- * - CONNECT: without a 'connect' listener Node destroys the socket unanswered (see `answerConnect`).
+ * - CONNECT: without a 'connect' listener Node destroys the socket unanswered (see `answerConnect`);
+ * - a target Express cannot parse (`GET http://[::1/tasks`): Express answers an HTML page (see
+ *   `routeUnparsableTargets`).
  *
  * Requests Node cannot parse at all never become requests: `answerClientErrors` answers them.
  */
@@ -55,6 +58,7 @@ export function createHttpServer(options: ConnectionOptions = {}): Server {
   if (options.maxConnections) server.maxConnections = options.maxConnections
   if (options.maxConnectionsPerIp) limitPerAddress(server, options.maxConnectionsPerIp, options.limitLoopback ?? false)
   closeAfterEarlyAnswers(server, options.closing ?? (() => false))
+  routeUnparsableTargets(server)
   answerClientErrors(server)
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     server.emit('request', req, res)
@@ -107,6 +111,26 @@ function answerConnect(server: Server, req: IncomingMessage, socket: Socket): vo
     server.emit('request', req, res)
   }
   answer()
+}
+
+/**
+ * An absolute-form target that Express cannot parse (a malformed authority, `http://[::1/tasks`) never reaches a
+ * middleware: Express's router hands such a request straight to its final handler, which answers an HTML page with
+ * none of the app's headers, unlogged. It names no resource of this server, so it is answered as the asterisk-form
+ * target `*`, like an authority-form CONNECT: the app's 404 in the contract's error shape. The test is Express's own
+ * (`parseurl` parses a target that does not start with `/` with Node's legacy `url.parse`); origin-form targets, all
+ * but a few crafted requests, are not parsed here.
+ */
+function routeUnparsableTargets(server: Server): void {
+  server.prependListener('request', (req: IncomingMessage) => {
+    const target = req.url
+    if (target === undefined || target.startsWith('/') || target === '*') return
+    try {
+      parseLegacyUrl(target)
+    } catch {
+      req.url = '*'
+    }
+  })
 }
 
 /**

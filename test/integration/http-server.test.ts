@@ -118,6 +118,17 @@ describe('answers Node would make before Express', () => {
     await connection.closed
   })
 
+  it('a target Express cannot parse (a malformed authority): 404 in JSON, as any target naming nothing here, and the connection kept', async () => {
+    const { connection, res } = await exchange(app.url, `GET http://[::1/a2a/tasks/x HTTP/1.1\r\nHost: x\r\n${AUTH}\r\n`)
+    expectJson(res, 'HTTP/1.1 404 Not Found', { detail: 'Not Found' })
+    expectAppHeaders(res)
+    connection.write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n')
+    const next = await connection.response()
+    expect(next.statusLine).toBe('HTTP/1.1 200 OK')
+    expect(next.json).toEqual({ status: 'alive' })
+    connection.destroy()
+  })
+
   describe('CONNECT, answered as any method the contract does not list, then closed', () => {
     it.each([
       [
