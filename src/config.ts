@@ -174,12 +174,18 @@ export interface HttpLimits {
 type Env = Readonly<Record<string, string | undefined>>
 
 const TRUTHY = new Set(['1', 'true', 'yes', 'on'])
-const FALSY = new Set(['0', 'false', 'no', 'off', ''])
+const FALSY = new Set(['0', 'false', 'no', 'off'])
 
-function flag(env: Env, name: string, fallback: boolean): boolean {
+/**
+ * A switch: on or off. Empty is off for the five switches docs/configuration.md names (`emptyIsOff`), and the
+ * default for every other one, as for any variable: an empty `BERNSTEIN_REQUIRE_PEER_SIGNATURE=` must not turn the
+ * signature requirement of pinned peers off.
+ */
+function flag(env: Env, name: string, fallback: boolean, emptyIsOff = false): boolean {
   const raw = env[name]
   if (raw === undefined) return fallback
   const value = raw.trim().toLowerCase()
+  if (value === '') return emptyIsOff ? false : fallback
   if (TRUTHY.has(value)) return true
   if (FALSY.has(value)) return false
   throw new ConfigError(`${name} must be one of 1/true/yes/on or 0/false/no/off, got '${raw}'`)
@@ -193,11 +199,13 @@ function port(env: Env, name: string, fallback: number): number {
   return value
 }
 
-function count(env: Env, name: string, fallback: number): number {
+/** A whole number where 0 disables (a limit, an interval); at most `max` (timers: Node cuts a delay past 2^31 - 1 ms to 1 ms). */
+function count(env: Env, name: string, fallback: number, max: number): number {
   const raw = env[name]
   if (raw === undefined || raw.trim() === '') return fallback
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number (0 disables), got '${raw}'`)
-  return Number(raw.trim())
+  const value = Number(raw.trim())
+  if (!/^\d+$/.test(raw.trim()) || value > max) throw new ConfigError(`${name} must be a whole number from 0 (disables) to ${max}, got '${raw}'`)
+  return value
 }
 
 function bounded(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -268,16 +276,19 @@ function fingerprints(env: Env, name: string): string[] {
   })
 }
 
-/** `BERNSTEIN_PEER_TOKENS=https://peer-a=token,https://peer-b=token` */
+/**
+ * `BERNSTEIN_PEER_TOKENS=https://peer-a=token,https://peer-b=token`: each entry splits at its first `=`, so a token
+ * may carry `=` (base64 padding); a peer's base URL has no query or fragment, which is where a URL could.
+ */
 function peerTokenMap(env: Env): Record<string, string> {
   const raw = env['BERNSTEIN_PEER_TOKENS']?.trim()
   const map: Record<string, string> = {}
   if (!raw) return map
   for (const pair of raw.split(',')) {
-    const at = pair.lastIndexOf('=')
+    const at = pair.indexOf('=')
     const url = pair.slice(0, at).trim().replace(/\/+$/, '')
     const token = pair.slice(at + 1).trim()
-    if (at <= 0 || token === '' || !/^https?:\/\//.test(url)) throw new ConfigError(`BERNSTEIN_PEER_TOKENS: '${pair.trim()}' is not <peer URL>=<token>`)
+    if (at <= 0 || token === '' || !/^https?:\/\/[^?#]+$/.test(url)) throw new ConfigError(`BERNSTEIN_PEER_TOKENS: '${pair.trim()}' is not <peer URL>=<token>`)
     map[url] = token
   }
   return map
@@ -286,7 +297,8 @@ function peerTokenMap(env: Env): Record<string, string> {
 function issuerName(env: Env): string {
   const raw = env['BERNSTEIN_A2A_ISSUER']?.trim()
   if (!raw) return 'bernstein'
-  if (codePointLength(raw) > 200 || /[\u0000-\u001f]/.test(raw)) throw new ConfigError('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+  // Printable: no control character (C0, DEL, C1), line or paragraph separator, or lone surrogate.
+  if (codePointLength(raw) > 200 || /[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/u.test(raw)) throw new ConfigError('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
   return raw
 }
 
@@ -356,7 +368,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir,
     publicBaseUrl,
     authToken,
-    authDisabled: flag(env, 'BERNSTEIN_AUTH_DISABLED', false),
+    authDisabled: flag(env, 'BERNSTEIN_AUTH_DISABLED', false, true),
     metricsToken,
     databaseUrl,
     sqliteSynchronous: oneOf(env, 'BERNSTEIN_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
@@ -364,15 +376,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbConnectTimeoutMs: bounded(env, 'BERNSTEIN_DB_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
     dbStatementTimeoutMs: bounded(env, 'BERNSTEIN_DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),
     dbPreparedStatements: flag(env, 'BERNSTEIN_DB_PREPARED_STATEMENTS', true),
-    migrateOnStart: flag(env, 'BERNSTEIN_MIGRATE_ON_START', true),
-    validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),
+    migrateOnStart: flag(env, 'BERNSTEIN_MIGRATE_ON_START', true, true),
+    validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true, true),
     logLevel: oneOf(env, 'BERNSTEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     allowedIps: Object.freeze(cidrs(env, 'BERNSTEIN_ALLOWED_IPS')),
     trustedProxyIps: Object.freeze(cidrs(env, 'BERNSTEIN_TRUSTED_PROXY_IPS')),
-    rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30),
-    rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300),
-    rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
-    rateLimitAuthFailuresPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_AUTH_FAILURES_PER_MIN', 20),
+    rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30, 1_000_000),
+    rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300, 1_000_000),
+    rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false, true),
+    rateLimitAuthFailuresPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_AUTH_FAILURES_PER_MIN', 20, 1_000_000),
     readinessCacheMs: bounded(env, 'BERNSTEIN_READINESS_CACHE_MS', 1000, 0, 60_000),
     chains: {
       shards: bounded(env, 'BERNSTEIN_CHAIN_SHARDS', databaseUrl === null ? SQLITE_CHAIN_SHARDS : POSTGRES_CHAIN_SHARDS, 1, 256),
@@ -385,13 +397,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       minRedactionTier: oneOf(env, 'BERNSTEIN_REQUIRE_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'none'),
       minSandboxProfile: oneOf(env, 'BERNSTEIN_REQUIRE_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'none'),
     }),
-    lineageStrict: flag(env, 'BERNSTEIN_LINEAGE_STRICT', false),
+    lineageStrict: flag(env, 'BERNSTEIN_LINEAGE_STRICT', false, true),
     requirePeerSignature: flag(env, 'BERNSTEIN_REQUIRE_PEER_SIGNATURE', fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS').length > 0),
     peerSignatureWindowSeconds: bounded(env, 'BERNSTEIN_PEER_SIGNATURE_WINDOW_SECONDS', 300, 1, 3600),
     allowUnsignedPeers: flag(env, 'BERNSTEIN_ALLOW_UNSIGNED_PEERS', false),
     peerToken: env['BERNSTEIN_PEER_TOKEN']?.trim() || null,
     peerTokens: Object.freeze(peerTokenMap(env)),
-    federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000),
+    federationPollMs: count(env, 'BERNSTEIN_FEDERATION_POLL_MS', 5000, 86_400_000),
     peerMaxAnswerBytes: bounded(env, 'BERNSTEIN_PEER_MAX_ANSWER_BYTES', 1_048_576, 1024, 1_073_741_824),
     peerTimeoutMs: bounded(env, 'BERNSTEIN_PEER_TIMEOUT_MS', 30_000, 100, 600_000),
     a2aBlockingTimeoutMs: bounded(env, 'BERNSTEIN_A2A_BLOCKING_TIMEOUT_MS', 30_000, 0, 600_000),
@@ -435,12 +447,12 @@ function httpLimits(env: Env): HttpLimits {
     headersTimeoutMs: bounded(env, 'BERNSTEIN_HTTP_HEADERS_TIMEOUT_MS', 10_000, 1, 600_000),
     requestTimeoutMs: bounded(env, 'BERNSTEIN_HTTP_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
     keepAliveTimeoutMs: bounded(env, 'BERNSTEIN_HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 600_000),
-    maxConnections: count(env, 'BERNSTEIN_MAX_CONNECTIONS', 1_000),
-    maxConnectionsPerIp: count(env, 'BERNSTEIN_MAX_CONNECTIONS_PER_IP', 100),
-    maxWritesInFlight: count(env, 'BERNSTEIN_MAX_WRITES_IN_FLIGHT', 128),
-    requestDeadlineMs: count(env, 'BERNSTEIN_REQUEST_DEADLINE_MS', 5_000),
-    maxEventLoopDelayMs: count(env, 'BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS', 2_000),
-    maxWriteLatencyMs: count(env, 'BERNSTEIN_MAX_WRITE_LATENCY_MS', 500),
+    maxConnections: count(env, 'BERNSTEIN_MAX_CONNECTIONS', 1_000, 1_000_000),
+    maxConnectionsPerIp: count(env, 'BERNSTEIN_MAX_CONNECTIONS_PER_IP', 100, 1_000_000),
+    maxWritesInFlight: count(env, 'BERNSTEIN_MAX_WRITES_IN_FLIGHT', 128, 1_000_000),
+    requestDeadlineMs: count(env, 'BERNSTEIN_REQUEST_DEADLINE_MS', 5_000, 3_600_000),
+    maxEventLoopDelayMs: count(env, 'BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS', 2_000, 600_000),
+    maxWriteLatencyMs: count(env, 'BERNSTEIN_MAX_WRITE_LATENCY_MS', 500, 600_000),
     shutdownGraceMs,
     shutdownTimeoutMs,
   })

@@ -527,8 +527,53 @@ describe('configuration parsing', () => {
 
   it.each([['abc'], ['-1'], ['1.5'], ['1e3'], ['0x10'], ['ten']])('refuses the bad rate-limit number %j', (value) => {
     for (const name of ['BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN']) {
-      expect(configError({ [name]: value })).toBe(`${name} must be a whole number (0 disables), got '${value}'`)
+      expect(configError({ [name]: value })).toBe(`${name} must be a whole number from 0 (disables) to 1000000, got '${value}'`)
     }
+  })
+
+  it('refuses limits and intervals past their maximum: a delay past 2^31 - 1 ms would fire after 1 ms', () => {
+    for (const [name, max] of [
+      ['BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 1_000_000],
+      ['BERNSTEIN_MAX_CONNECTIONS', 1_000_000],
+      ['BERNSTEIN_MAX_WRITES_IN_FLIGHT', 1_000_000],
+      ['BERNSTEIN_REQUEST_DEADLINE_MS', 3_600_000],
+      ['BERNSTEIN_MAX_EVENT_LOOP_DELAY_MS', 600_000],
+      ['BERNSTEIN_MAX_WRITE_LATENCY_MS', 600_000],
+      ['BERNSTEIN_FEDERATION_POLL_MS', 86_400_000],
+    ] as const) {
+      expect(configError({ [name]: String(max + 1) })).toBe(`${name} must be a whole number from 0 (disables) to ${max}, got '${max + 1}'`)
+      expect(configError({ [name]: '3000000000' })).toMatch(/^\S+ must be a whole number from 0 \(disables\) to \d+, got '3000000000'$/)
+      expect(() => loadConfig({ [name]: String(max) }, '/tmp')).not.toThrow()
+    }
+    expect(loadConfig({ BERNSTEIN_REQUEST_DEADLINE_MS: '3600000', BERNSTEIN_FEDERATION_POLL_MS: '0' }, '/tmp')).toMatchObject({
+      http: { requestDeadlineMs: 3_600_000 },
+      federationPollMs: 0,
+    })
+  })
+
+  it('an empty switch is off for the five documented switches, and the default for the others, as any empty variable', () => {
+    const pinned = { BERNSTEIN_TRUSTED_PEER_FINGERPRINTS: `sha256:${'a'.repeat(64)}` }
+    // Pinned peers must sign: an empty value keeps that default instead of turning the requirement off.
+    expect(loadConfig({ ...pinned, BERNSTEIN_REQUIRE_PEER_SIGNATURE: '' }, '/tmp').requirePeerSignature).toBe(true)
+    expect(loadConfig({ ...pinned, BERNSTEIN_REQUIRE_PEER_SIGNATURE: ' ' }, '/tmp').requirePeerSignature).toBe(true)
+    expect(loadConfig({ ...pinned, BERNSTEIN_REQUIRE_PEER_SIGNATURE: '0' }, '/tmp').requirePeerSignature).toBe(false)
+    expect(loadConfig({ BERNSTEIN_DB_PREPARED_STATEMENTS: '' }, '/tmp').dbPreparedStatements).toBe(true)
+    expect(loadConfig({ BERNSTEIN_ALLOW_UNSIGNED_PEERS: '', BERNSTEIN_A2A_CONFORMANCE_AGENT: '' }, '/tmp')).toMatchObject({
+      allowUnsignedPeers: false,
+      a2aConformanceAgent: false,
+    })
+    expect(
+      loadConfig(
+        {
+          BERNSTEIN_AUTH_DISABLED: '',
+          BERNSTEIN_MIGRATE_ON_START: '',
+          BERNSTEIN_VALIDATE_RESPONSES: '',
+          BERNSTEIN_RATE_LIMIT_LOOPBACK: '',
+          BERNSTEIN_LINEAGE_STRICT: '',
+        },
+        '/tmp',
+      ),
+    ).toMatchObject({ authDisabled: false, migrateOnStart: false, validateResponses: false, rateLimitLoopback: false, lineageStrict: false })
   })
 
   it('accepts whole numbers (0 disables) and defaults to 30 writes / 300 reads per minute', () => {
@@ -564,5 +609,22 @@ describe('configuration parsing', () => {
     expect(loadConfig({ BERNSTEIN_A2A_ISSUER: emoji.repeat(200) }, '/tmp').issuer).toBe(emoji.repeat(200))
     expect(configError({ BERNSTEIN_A2A_ISSUER: emoji.repeat(201) })).toBe('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
     expect(configError({ BERNSTEIN_A2A_ISSUER: 'i'.repeat(201) })).toBe('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+  })
+
+  it.each([['bad\u0001name'], ['bad\u007fname'], ['bad\u0085name'], ['bad\u2028name'], ['bad\u2029name'], ['bad\ud800name']])(
+    'refuses an issuer with a character that does not print: %j',
+    (issuer) => {
+      expect(configError({ BERNSTEIN_A2A_ISSUER: issuer })).toBe('BERNSTEIN_A2A_ISSUER must be 1-200 printable characters')
+    },
+  )
+
+  it('reads per-peer tokens that carry "=" (base64 padding), and refuses a peer URL with a query or a fragment', () => {
+    expect(loadConfig({ BERNSTEIN_PEER_TOKENS: 'https://peer-a.example/=dG9rZW4=, http://peer-b.example:8052=a=b==' }, '/tmp').peerTokens).toEqual({
+      'https://peer-a.example': 'dG9rZW4=',
+      'http://peer-b.example:8052': 'a=b==',
+    })
+    for (const entry of ['https://peer.example/x?a=b=token', 'https://peer.example#f=token', 'peer.example=token', '=token', 'https://peer.example=']) {
+      expect(configError({ BERNSTEIN_PEER_TOKENS: entry })).toBe(`BERNSTEIN_PEER_TOKENS: '${entry}' is not <peer URL>=<token>`)
+    }
   })
 })
