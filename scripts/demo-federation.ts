@@ -467,8 +467,13 @@ async function refusals(): Promise<void> {
   say.step('Trust fails closed, on both sides (left out with --quick)')
   const sender = { name: a.name, description: 'claims to be org A', capabilities: [], endpoint: 'http://127.0.0.1:9' }
   const unpinned = await call(b, 'POST', '/a2a/v0/tasks', b.token, { sender, task: { id: 'no-card-1', message: 'do this', role: 'docs' } })
-  say.http('POST', `${url(b)}/a2a/v0/tasks`, "B's token, but no signed card", `${unpinned.status} ${str(unpinned.json['detail'])}`)
-  say.check(unpinned.status === 409, "B refuses a sender that cannot show a card made with A's key, whatever token it holds", unpinned.text)
+  say.http('POST', `${url(b)}/a2a/v0/tasks`, "B's token, but neither A's card nor A's signature", `${unpinned.status} ${str(unpinned.json['detail'])}`)
+  // B pins A's key, so it asks for proof of holding it first: a delivery signed with it (RFC 9421), before any card.
+  say.check(
+    unpinned.status === 401 && unpinned.json['reason'] === 'peer_signature_required',
+    "B refuses a sender that cannot prove it holds A's key, whatever token it holds",
+    unpinned.text,
+  )
 
   const other = await call(a, 'POST', '/tasks', a.token, { title: 'Not for B', description: 'Delegated under the wrong pin', role: 'docs' })
   const otherId = str(other.json['id'])
