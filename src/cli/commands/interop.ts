@@ -105,7 +105,7 @@ export function registerInterop(program: Command): void {
     .command('conformance')
     .description('per-check conformance report for a capability card (--card) or a v1.0 agent card (--agent-card, --jwks)')
     .option('--card <file>', 'capability card file')
-    .option('--agent-card <file>', 'v1.0 agent card (the served JCS bytes)')
+    .option('--agent-card <file>', "Bernstein's v1.0 agent card (the JCS bytes served at /.well-known/agent.json)")
     .option('--jwks <file>', 'JWKS that should hold the agent card key')
     .option('--now <seconds>', 'evaluate at this Unix time (default: now)', finiteNumber)
     .option('--trusted-fingerprint <fp>', 'trusted agent card key fingerprint, repeatable; adds a trust check', collect)
