@@ -168,6 +168,34 @@ async function underStorageFault(
         .map((a) => `${a.status} retry-after=${a.headers.get('retry-after')} ${a.error ?? JSON.stringify(a.json)}`)
         .join('; ')}`,
     )
+    // The A2A v1.0 bindings meet the same fault in their own dialects: 503 + Retry-After, never INTERNAL.
+    const v1 = { 'a2a-version': '1.0' }
+    const v1Message = (i: number) => ({
+      message: { messageId: `storage-${i}`, role: 'ROLE_USER', parts: [{ text: padding }] },
+      configuration: { returnImmediately: true },
+    })
+    const v1Answers: Answer[] = []
+    for (let i = 0; i < 3; i++) {
+      v1Answers.push(await call(url, 'POST', '/a2a/v1/message:send', v1Message(i), { headers: v1 }))
+      v1Answers.push(await call(url, 'POST', '/a2a/v1', { jsonrpc: '2.0', id: i, method: 'SendMessage', params: v1Message(10 + i) }, { headers: v1 }))
+    }
+    const v1Refused = v1Answers.filter((a) => a.status !== 200)
+    const v1Storage = (a: Answer): boolean => {
+      const error = (a.json as { error?: { status?: unknown; code?: unknown; message?: unknown } } | null)?.error
+      return a.status === 503 && a.headers.get('retry-after') !== null && typeof error?.message === 'string' && /storage/i.test(error.message)
+    }
+    report.figures.push(['A2A v1.0 writes during the fault', v1Answers.map((a) => a.status).join(', ')])
+    check(report, v1Refused.length > 0, 'the storage refused no A2A v1.0 write')
+    check(
+      report,
+      v1Refused.every(v1Storage),
+      `A2A v1.0 answers other than 200 or 503 + Retry-After + a storage message: ${v1Refused
+        .filter((a) => !v1Storage(a))
+        .slice(0, 2)
+        .map((a) => `${a.status} ${JSON.stringify(a.json)}`)
+        .join('; ')}`,
+    )
+
     const live = await call(url, 'GET', '/health/live')
     check(report, live.status === 200, `/health/live answered ${live.status} during the fault`)
 

@@ -7,6 +7,7 @@
  * @module
  */
 import type { AppError, ErrorCode } from '../errors.js'
+import { STATUS_OF } from '../http/problem.js'
 import { A2A_ERRORS, type A2AErrorKind, A2AProtocolError, errorInfo } from './a2a-v1-errors.js'
 import { isJsonRpcEnvelope, jsonRpcIdOf } from './jsonrpc.js'
 import { responseContentType } from './media-type.js'
@@ -36,14 +37,37 @@ interface Transport {
   readonly reason: string
 }
 
-const TRANSPORT_OF: Partial<Record<ErrorCode, Transport>> = {
-  unauthenticated: { http: 401, status: 'UNAUTHENTICATED', reason: 'UNAUTHENTICATED' },
-  forbidden: { http: 403, status: 'PERMISSION_DENIED', reason: 'PERMISSION_DENIED' },
-  rate_limited: { http: 429, status: 'RESOURCE_EXHAUSTED', reason: 'RATE_LIMITED' },
-  payload_too_large: { http: 413, status: 'INVALID_ARGUMENT', reason: 'PAYLOAD_TOO_LARGE' },
-  unavailable: { http: 503, status: 'UNAVAILABLE', reason: 'UNAVAILABLE' },
-  internal: { http: 500, status: 'INTERNAL', reason: 'INTERNAL' },
+/**
+ * The `google.rpc` status and ErrorInfo reason of every error code of the one table, for the refusals the protocol
+ * names no error for (its HTTP status is the table's, STATUS_OF in http/problem.ts). Total, so that a code added to
+ * the table cannot fall through to INTERNAL here: a HEAD on a GET path (405), a path no operation has (404) or a full
+ * disk (503) were answered 500 while they were missing.
+ */
+const RPC_OF: Readonly<Record<ErrorCode, Omit<Transport, 'http'>>> = {
+  task_not_found: { status: 'NOT_FOUND', reason: 'TASK_NOT_FOUND' },
+  a2a_task_not_found: { status: 'NOT_FOUND', reason: 'TASK_NOT_FOUND' },
+  illegal_transition: { status: 'FAILED_PRECONDITION', reason: 'ILLEGAL_TRANSITION' },
+  version_conflict: { status: 'ABORTED', reason: 'VERSION_CONFLICT' },
+  invalid_request: { status: 'INVALID_ARGUMENT', reason: 'INVALID_REQUEST' },
+  rejected: { status: 'FAILED_PRECONDITION', reason: 'REJECTED' },
+  delivery_conflict: { status: 'ALREADY_EXISTS', reason: 'DELIVERY_CONFLICT' },
+  validation_failed: { status: 'INVALID_ARGUMENT', reason: 'VALIDATION_FAILED' },
+  unauthenticated: { status: 'UNAUTHENTICATED', reason: 'UNAUTHENTICATED' },
+  forbidden: { status: 'PERMISSION_DENIED', reason: 'PERMISSION_DENIED' },
+  rate_limited: { status: 'RESOURCE_EXHAUSTED', reason: 'RATE_LIMITED' },
+  payload_too_large: { status: 'INVALID_ARGUMENT', reason: 'PAYLOAD_TOO_LARGE' },
+  header_fields_too_large: { status: 'INVALID_ARGUMENT', reason: 'HEADER_FIELDS_TOO_LARGE' },
+  request_timeout: { status: 'DEADLINE_EXCEEDED', reason: 'REQUEST_TIMEOUT' },
+  unsupported_media_type: { status: 'INVALID_ARGUMENT', reason: 'CONTENT_TYPE_NOT_SUPPORTED' },
+  not_found: { status: 'NOT_FOUND', reason: 'NOT_FOUND' },
+  method_not_allowed: { status: 'UNIMPLEMENTED', reason: 'METHOD_NOT_ALLOWED' },
+  expectation_failed: { status: 'FAILED_PRECONDITION', reason: 'EXPECTATION_FAILED' },
+  unavailable: { status: 'UNAVAILABLE', reason: 'UNAVAILABLE' },
+  storage_unavailable: { status: 'UNAVAILABLE', reason: 'STORAGE_UNAVAILABLE' },
+  internal: { status: 'INTERNAL', reason: 'INTERNAL' },
 }
+
+const transportOf = (code: ErrorCode): Transport => ({ http: STATUS_OF[code], ...RPC_OF[code] })
 
 /** JSON-RPC 2.0's "server error" code, for refusals the protocol has no code of its own for. */
 const JSON_RPC_SERVER_ERROR = -32000
@@ -100,7 +124,7 @@ export function renderA2AError(format: A2AErrorFormat, error: unknown, known: Ap
     headers = known.headers
     for (const [key, value] of Object.entries(known.extra)) if (typeof value === 'string' || typeof value === 'number') metadata[key] = String(value)
     kind = kindOf(known, format, request.body)
-    if (kind === null) transport = TRANSPORT_OF[known.code] ?? TRANSPORT_OF.internal!
+    if (kind === null) transport = transportOf(known.code)
     message = kind === 'InternalError' || transport?.http === 500 ? INTERNAL_MESSAGE : messageOf(known)
   }
   if (format === 'a2a-jsonrpc') {

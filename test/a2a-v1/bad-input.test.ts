@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { testEngines } from '../helpers/engines.js'
-import { type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
+import { exchange } from '../helpers/raw-http.js'
+import { OPERATOR_TOKEN, type TestApp, rawRequest, startTestApp } from '../helpers/test-app.js'
 import { type StoreDump, openStoreDump } from '../security/support.js'
 
 const V1 = { 'a2a-version': '1.0', 'content-type': 'application/json' }
@@ -115,6 +116,31 @@ for (const engine of testEngines()) {
       expect(anonymous.json).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED', details: [{ reason: 'UNAUTHENTICATED' }] } })
       const notJson = await rawRequest(app.url, { method: 'POST', path: '/a2a/v1/message:send', body: '{', headers: V1 })
       expect(notJson.status).toBe(400)
+      expect(await dump.dump()).toEqual(before)
+    })
+
+    it("answers the node's own refusals with their status, never INTERNAL: a method a path does not have, a target naming no operation", async () => {
+      const before = await dump.dump()
+      for (const path of ['/a2a/v1/tasks', '/a2a/v1/tasks/nope', '/a2a/v1/extendedAgentCard', '/a2a/v1/acme/tasks']) {
+        const head = await rawRequest(app.url, { method: 'HEAD', path, headers: V1 })
+        expect(head.status, path).toBe(405)
+        expect(head.headers.get('allow'), path).toBe('GET')
+        const put = await rawRequest(app.url, { method: 'PUT', path, headers: V1, body: '{}' })
+        expect(put.status, path).toBe(405)
+        expect(put.headers.get('allow'), path).toBe('GET')
+      }
+      // A target in absolute form names no operation of the contract (docs/api.md): 404 in the binding's dialect.
+      const send = JSON.stringify({ message })
+      for (const target of ['GET http://x/a2a/v1/tasks', `POST http://x/a2a/v1/message:send`]) {
+        const body = target.startsWith('POST') ? send : ''
+        const { connection, res } = await exchange(
+          app.url,
+          `${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${OPERATOR_TOKEN}\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        )
+        expect(res.statusLine, target).toBe('HTTP/1.1 404 Not Found')
+        expect(res.json, target).toMatchObject({ error: { code: 404, status: 'NOT_FOUND', details: [{ reason: 'NOT_FOUND' }] } })
+        connection.destroy()
+      }
       expect(await dump.dump()).toEqual(before)
     })
   })
