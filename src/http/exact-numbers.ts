@@ -50,21 +50,43 @@ export function rejectInexactNumbers(): RequestHandler {
   }
 }
 
+/** A query integer as FastAPI reads one: decimal digits, with a sign at most. */
+const DECIMAL_INTEGER = /^[+-]?\d+$/
+
+/** pydantic's item for a query value that is not an integer literal. */
+const notAnInteger = (name: string): ValidationIssue => ({
+  loc: ['query', name],
+  msg: 'Input should be a valid integer, unable to parse string as an integer',
+  type: 'int_parsing',
+})
+
 /**
- * Refuses integer query parameters that the validator's coercion rounded (`?expected_version=9007199254740993` would
- * compare as 9007199254740992) or overflowed (`1e400` is Infinity, which its integer check lets through). It runs
- * after the validator, the only reader of the contract's parameter types: a number in `req.query` is one it coerced.
- * Every such parameter is named, as the validator names every fault.
+ * Refuses integer query parameters that the validator's coercion accepted without their being integers as sent:
+ * its `Number()` reads `0x1`, `0b1`, `0o1`, ` 1`, `1.`, `.1e1` and `1e1` as numbers, where FastAPI refuses them
+ * (`int_parsing`); and those it rounded (`?expected_version=9007199254740993` would compare as 9007199254740992) or
+ * overflowed (`1e20`, `1e400`: Infinity passes its integer check). It runs after the validator, the only reader of the
+ * contract's parameter types: a number in `req.query` is one it coerced, and every numeric query parameter of the
+ * contract is an integer. The sent text is read from the URL only then. Every such parameter is named, as the
+ * validator names every fault.
  */
 export function rejectInexactQueryIntegers(): RequestHandler {
   return (req, _res, next) => {
     const query = req.query as Record<string, unknown>
     let issues: ValidationIssue[] | undefined
+    let sent: URLSearchParams | undefined
     for (const name in query) {
       const value = query[name]
-      if (typeof value === 'number' && Math.abs(value) > Number.MAX_SAFE_INTEGER) {
+      if (typeof value !== 'number') continue
+      if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
         issues ??= []
         issues.push(issue(['query', name], Number.isFinite(value) ? 'unsafe_integer' : 'overflow'))
+        continue
+      }
+      const url = req.originalUrl
+      sent ??= new URLSearchParams(url.slice(url.indexOf('?') + 1))
+      if (sent.getAll(name).some((text) => !DECIMAL_INTEGER.test(text))) {
+        issues ??= []
+        issues.push(notAnInteger(name))
       }
     }
     if (issues) throw new AppError('validation_failed', issues[0]?.msg ?? UNSAFE_INTEGER_MESSAGE, { issues })

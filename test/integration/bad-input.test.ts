@@ -288,6 +288,8 @@ const PARAM_CASES: readonly ParamCase[] = [
   { label: 'limit not a number', method: 'GET', path: () => '/tasks?limit=ten', loc: ['query', 'limit'], type: 'type_error' },
   { label: 'limit a fraction', method: 'GET', path: () => '/tasks?limit=1.5', loc: ['query', 'limit'], type: 'type_error' },
   { label: 'limit given twice', method: 'GET', path: () => '/tasks?limit=1&limit=2', loc: ['query', 'limit'], type: 'type_error' },
+  { label: 'limit in hexadecimal', method: 'GET', path: () => '/tasks?limit=0x3', loc: ['query', 'limit'], type: 'int_parsing' },
+  { label: 'limit with a space', method: 'GET', path: () => '/tasks?limit=%203', loc: ['query', 'limit'], type: 'int_parsing' },
   { label: 'unknown status', method: 'GET', path: () => '/tasks?status=finished', loc: ['query', 'status'], type: 'enum' },
   { label: 'role 1001', method: 'GET', path: () => `/tasks?role=${'r'.repeat(1001)}`, loc: ['query', 'role'], type: 'string_too_long' },
   { label: 'cursor off-pattern', method: 'GET', path: () => '/tasks?cursor=ab%2Fc%21', loc: ['query', 'cursor'], type: 'string_pattern_mismatch' },
@@ -347,6 +349,17 @@ const PARAM_CASES: readonly ParamCase[] = [
         loc: ['query', 'expected_version'],
         type: 'type_error',
       },
+      // Not integers as FastAPI reads them, although JavaScript's Number() reads each as 1: refused, nothing claimed.
+      ...['0x1', '0b1', '0o1', '%201', '1.', '.1e1', '1e0'].map(
+        (text): ParamCase => ({
+          label: `${route}: expected_version ${text}`,
+          method: 'POST',
+          path: (s) => `/tasks/${target(s)}/${route}?expected_version=${text}`,
+          body,
+          loc: ['query', 'expected_version'],
+          type: 'int_parsing',
+        }),
+      ),
       // Coerced to a number, these would compare as 9007199254740992 and as Infinity.
       {
         label: `${route}: expected_version 2^53 + 1`,
