@@ -8,6 +8,7 @@
  * @module
  */
 import type { A2AArtifact } from '../a2a/a2a-task.js'
+import { codePointLength } from '../text/unicode.js'
 import type { V1Artifact } from './a2a-v1-wire.js'
 import type { ArtifactUpdate } from './executor/agent-executor.js'
 
@@ -21,12 +22,50 @@ export function storedV1Artifact(artifact: StoredV1Artifact): Pick<A2AArtifact, 
   return { name: artifact.name ?? artifact.artifactId, contentType: V1_ARTIFACT_MEDIA_TYPE, data: JSON.stringify(artifact) }
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const optional = (value: unknown, check: (value: unknown) => boolean): boolean => value === undefined || check(value)
+const isString = (value: unknown): value is string => typeof value === 'string'
+const stringOfAtMost = (max: number) => (value: unknown) => isString(value) && codePointLength(value) <= max
+
+/** The contract's `A2AV1Part`: exactly one of `text`, `raw`, `url` or `data`, and the optional fields of their types. */
+function isPart(value: unknown): boolean {
+  if (!isObject(value)) return false
+  const kinds = ['text', 'raw', 'url', 'data'].filter((kind) => value[kind] !== undefined)
+  return (
+    kinds.length === 1 &&
+    optional(value['text'], isString) &&
+    optional(value['raw'], isString) &&
+    optional(value['url'], stringOfAtMost(8000)) &&
+    optional(value['metadata'], isObject) &&
+    optional(value['filename'], stringOfAtMost(1000)) &&
+    optional(value['mediaType'], stringOfAtMost(200))
+  )
+}
+
+/**
+ * A stored v1 artifact, when `data` is one as the contract's `A2AV1Artifact` describes it. The media type is not
+ * reserved, so the seed surface may store anything under it (`POST /a2a/tasks/{id}/artifacts`); what is not a
+ * well-formed v1 artifact is shown as the text it is, never passed on to fail the response's validation.
+ */
 function decode(data: string): StoredV1Artifact | null {
+  let value: unknown
   try {
-    const value = JSON.parse(data) as Partial<StoredV1Artifact> | null
-    if (value !== null && typeof value === 'object' && typeof value.artifactId === 'string' && Array.isArray(value.parts)) return value as StoredV1Artifact
+    value = JSON.parse(data)
   } catch {
-    // not one of ours: shown as the text it is
+    return null
+  }
+  if (
+    isObject(value) &&
+    isString(value['artifactId']) &&
+    Array.isArray(value['parts']) &&
+    value['parts'].every(isPart) &&
+    optional(value['name'], isString) &&
+    optional(value['description'], isString) &&
+    optional(value['metadata'], isObject) &&
+    optional(value['append'], (append) => typeof append === 'boolean') &&
+    optional(value['lastChunk'], (last) => typeof last === 'boolean')
+  ) {
+    return value as unknown as StoredV1Artifact
   }
   return null
 }

@@ -119,6 +119,47 @@ for (const engine of testEngines()) {
       expect(await dump.dump()).toEqual(before)
     })
 
+    it('shows an artifact stored under the v1 media type that is not a well-formed v1 artifact as its text, on every read', async () => {
+      const sent = await rawRequest(app.url, {
+        method: 'POST',
+        path: '/a2a/v1/message:send',
+        headers: V1,
+        body: JSON.stringify({ message: { ...message, messageId: 'artifact-shapes' }, configuration: { returnImmediately: true } }),
+      })
+      expect(sent.status).toBe(200)
+      const id = (sent.json as { task: { id: string } }).task.id
+      const mediaType = 'application/vnd.bernstein.a2a-v1-artifact+json'
+      const malformed = [
+        '{"artifactId":"a","parts":[{"zzz":1}]}',
+        '{"artifactId":"b","parts":[{"text":"t","url":"u"}]}',
+        '{"artifactId":"c","parts":"x"}',
+        'not json',
+      ]
+      const wellFormed = '{"artifactId":"d","name":"data","parts":[{"data":{"k":1},"mediaType":"application/json"}]}'
+      for (const data of [...malformed, wellFormed]) {
+        const added = await rawRequest(app.url, {
+          method: 'POST',
+          path: `/a2a/tasks/${id}/artifacts`,
+          body: JSON.stringify({ name: 'x', content_type: mediaType, data }),
+        })
+        expect(added.status, data).toBe(201)
+      }
+      const read = await rawRequest(app.url, { method: 'GET', path: `/a2a/v1/tasks/${id}`, headers: V1 })
+      expect(read.status).toBe(200)
+      const artifacts = (read.json as { artifacts: { artifactId: string; parts: Record<string, unknown>[] }[] }).artifacts
+      expect(artifacts.slice(0, malformed.length).map((a) => a.parts)).toEqual(malformed.map((data) => [{ text: data, mediaType }]))
+      expect(artifacts[malformed.length]).toEqual({ artifactId: 'd', name: 'data', parts: [{ data: { k: 1 }, mediaType: 'application/json' }] })
+      const listed = await rawRequest(app.url, { method: 'GET', path: '/a2a/v1/tasks?includeArtifacts=true', headers: V1 })
+      expect(listed.status).toBe(200)
+      const rpc = await rawRequest(app.url, {
+        method: 'POST',
+        path: '/a2a/v1',
+        headers: V1,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id } }),
+      })
+      expect((rpc.json as { result?: { artifacts: unknown[] } }).result?.artifacts).toHaveLength(malformed.length + 1)
+    })
+
     it("answers the node's own refusals with their status, never INTERNAL: a method a path does not have, a target naming no operation", async () => {
       const before = await dump.dump()
       for (const path of ['/a2a/v1/tasks', '/a2a/v1/tasks/nope', '/a2a/v1/extendedAgentCard', '/a2a/v1/acme/tasks']) {
