@@ -160,6 +160,27 @@ for (const engine of testEngines()) {
       expect((rpc.json as { result?: { artifacts: unknown[] } }).result?.artifacts).toHaveLength(malformed.length + 1)
     })
 
+    it('refuses U+0000 in what reaches the database with the NUL 400, on both engines alike, and stores nothing', async () => {
+      const before = await dump.dump()
+      const nul = 'String must not contain the NUL character (\\u0000)'
+      for (const path of ['/a2a/v1/tasks/a%00b', '/a2a/v1/tasks?contextId=a%00b', '/a2a/v1/tasks/a%00b/pushNotificationConfigs']) {
+        const res = await rawRequest(app.url, { method: 'GET', path, headers: V1 })
+        expect(res.status, path).toBe(400)
+        expect((res.json as { error: { message: string } }).error.message, path).toContain(nul)
+      }
+      const send = await rawRequest(app.url, {
+        method: 'POST',
+        path: '/a2a/v1/message:send',
+        headers: V1,
+        body: JSON.stringify({ message: { ...message, messageId: 'a\u0000b' }, configuration: { returnImmediately: true } }),
+      })
+      expect(send.status).toBe(400)
+      expect(send.json).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: `body.message.messageId: ${nul}` } })
+      const get = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'a\u0000b' } }))
+      expect(get.json).toMatchObject({ id: 1, error: { code: -32602 } })
+      expect(await dump.dump()).toEqual(before)
+    })
+
     it("answers the node's own refusals with their status, never INTERNAL: a method a path does not have, a target naming no operation", async () => {
       const before = await dump.dump()
       for (const path of ['/a2a/v1/tasks', '/a2a/v1/tasks/nope', '/a2a/v1/extendedAgentCard', '/a2a/v1/acme/tasks']) {
