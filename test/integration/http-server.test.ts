@@ -42,6 +42,17 @@ describe('answers Node would make before Express', () => {
     await connection.closed
   })
 
+  it.each([
+    ['HTTP/1.1', 'GET /health/live HTTP/1.1\r\nHost: x\r\nHOST: y\r\n\r\n'],
+    ['HTTP/1.0', 'GET /health/live HTTP/1.0\r\nhost: x\r\nHost: x\r\n\r\n'],
+  ])('two Host lines (%s, RFC 9112 §3.2): 400 in JSON, and the connection closed', async (_, request) => {
+    const { connection, res } = await exchange(app.url, request)
+    expectJson(res, 'HTTP/1.1 400 Bad Request', { detail: 'More than one Host header' })
+    expect(res.headers.get('connection')).toBe('close')
+    expectAppHeaders(res)
+    await connection.closed
+  })
+
   it('an HTTP/1.0 request without Host is served (HTTP/1.0 has no Host requirement)', async () => {
     const { connection, res } = await exchange(app.url, 'GET /health/live HTTP/1.0\r\n\r\n')
     expect(res.statusLine).toBe('HTTP/1.1 200 OK')
