@@ -176,16 +176,24 @@ type Env = Readonly<Record<string, string | undefined>>
 const TRUTHY = new Set(['1', 'true', 'yes', 'on'])
 const FALSY = new Set(['0', 'false', 'no', 'off'])
 
+/** The switches docs/configuration.md says an empty value turns off; for every other one, empty is unset. */
+const EMPTY_IS_OFF: ReadonlySet<string> = new Set([
+  'BERNSTEIN_AUTH_DISABLED',
+  'BERNSTEIN_RATE_LIMIT_LOOPBACK',
+  'BERNSTEIN_LINEAGE_STRICT',
+  'BERNSTEIN_MIGRATE_ON_START',
+  'BERNSTEIN_VALIDATE_RESPONSES',
+])
+
 /**
- * A switch: on or off. Empty is off for the five switches docs/configuration.md names (`emptyIsOff`), and the
- * default for every other one, as for any variable: an empty `BERNSTEIN_REQUIRE_PEER_SIGNATURE=` must not turn the
- * signature requirement of pinned peers off.
+ * A switch: on or off. Empty takes the default, as for any variable (an empty `BERNSTEIN_REQUIRE_PEER_SIGNATURE=`
+ * must not turn off the signature pinned peers owe), except for the switches of {@link EMPTY_IS_OFF}.
  */
-function flag(env: Env, name: string, fallback: boolean, emptyIsOff = false): boolean {
+function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]
   if (raw === undefined) return fallback
   const value = raw.trim().toLowerCase()
-  if (value === '') return emptyIsOff ? false : fallback
+  if (value === '') return EMPTY_IS_OFF.has(name) ? false : fallback
   if (TRUTHY.has(value)) return true
   if (FALSY.has(value)) return false
   throw new ConfigError(`${name} must be one of 1/true/yes/on or 0/false/no/off, got '${raw}'`)
@@ -368,7 +376,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir,
     publicBaseUrl,
     authToken,
-    authDisabled: flag(env, 'BERNSTEIN_AUTH_DISABLED', false, true),
+    authDisabled: flag(env, 'BERNSTEIN_AUTH_DISABLED', false),
     metricsToken,
     databaseUrl,
     sqliteSynchronous: oneOf(env, 'BERNSTEIN_SQLITE_SYNCHRONOUS', ['full', 'normal'] as const, 'full'),
@@ -376,14 +384,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbConnectTimeoutMs: bounded(env, 'BERNSTEIN_DB_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
     dbStatementTimeoutMs: bounded(env, 'BERNSTEIN_DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 86_400_000),
     dbPreparedStatements: flag(env, 'BERNSTEIN_DB_PREPARED_STATEMENTS', true),
-    migrateOnStart: flag(env, 'BERNSTEIN_MIGRATE_ON_START', true, true),
-    validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true, true),
+    migrateOnStart: flag(env, 'BERNSTEIN_MIGRATE_ON_START', true),
+    validateResponses: flag(env, 'BERNSTEIN_VALIDATE_RESPONSES', true),
     logLevel: oneOf(env, 'BERNSTEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     allowedIps: Object.freeze(cidrs(env, 'BERNSTEIN_ALLOWED_IPS')),
     trustedProxyIps: Object.freeze(cidrs(env, 'BERNSTEIN_TRUSTED_PROXY_IPS')),
     rateLimitWritePerMin: count(env, 'BERNSTEIN_RATE_LIMIT_WRITE_PER_MIN', 30, 1_000_000),
     rateLimitReadPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_READ_PER_MIN', 300, 1_000_000),
-    rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false, true),
+    rateLimitLoopback: flag(env, 'BERNSTEIN_RATE_LIMIT_LOOPBACK', false),
     rateLimitAuthFailuresPerMin: count(env, 'BERNSTEIN_RATE_LIMIT_AUTH_FAILURES_PER_MIN', 20, 1_000_000),
     readinessCacheMs: bounded(env, 'BERNSTEIN_READINESS_CACHE_MS', 1000, 0, 60_000),
     chains: {
@@ -397,7 +405,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       minRedactionTier: oneOf(env, 'BERNSTEIN_REQUIRE_REDACTION_TIER', ['none', 'basic', 'standard', 'strict'] as const, 'none'),
       minSandboxProfile: oneOf(env, 'BERNSTEIN_REQUIRE_SANDBOX_PROFILE', ['none', 'process', 'container', 'microvm'] as const, 'none'),
     }),
-    lineageStrict: flag(env, 'BERNSTEIN_LINEAGE_STRICT', false, true),
+    lineageStrict: flag(env, 'BERNSTEIN_LINEAGE_STRICT', false),
     requirePeerSignature: flag(env, 'BERNSTEIN_REQUIRE_PEER_SIGNATURE', fingerprints(env, 'BERNSTEIN_TRUSTED_PEER_FINGERPRINTS').length > 0),
     peerSignatureWindowSeconds: bounded(env, 'BERNSTEIN_PEER_SIGNATURE_WINDOW_SECONDS', 300, 1, 3600),
     allowUnsignedPeers: flag(env, 'BERNSTEIN_ALLOW_UNSIGNED_PEERS', false),
