@@ -34,6 +34,8 @@ for (const engine of testEngines()) {
       ['no jsonrpc member', JSON.stringify({ id: 1, method: 'GetTask', params: { id: 'x' } }), -32600, 1],
       ['jsonrpc 1.0', JSON.stringify({ jsonrpc: '1.0', id: 2, method: 'GetTask', params: { id: 'x' } }), -32600, 2],
       ['a method that is not a string', JSON.stringify({ jsonrpc: '2.0', id: 3, method: 7 }), -32600, 3],
+      // Parsed, it would be 123456789012345680000000000000: answered with a null id rather than a rounded one.
+      ['an id beyond 2^53', '{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"GetTask","params":{"id":"x"}}', -32600, null],
       ['params that are not an object', JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'GetTask', params: [1] }), -32600, 4],
       ['an unknown method', JSON.stringify({ jsonrpc: '2.0', id: 'u', method: 'tasks/get', params: {} }), -32601, 'u'],
       ['SendMessage without params', JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'SendMessage' }), -32602, 5],
