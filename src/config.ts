@@ -209,18 +209,14 @@ function port(env: Env, name: string, fallback: number): number {
 
 /** A whole number where 0 disables (a limit, an interval); at most `max` (timers: Node cuts a delay past 2^31 - 1 ms to 1 ms). */
 function count(env: Env, name: string, fallback: number, max: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw.trim() === '') return fallback
-  const value = Number(raw.trim())
-  if (!/^\d+$/.test(raw.trim()) || value > max) throw new ConfigError(`${name} must be a whole number from 0 (disables) to ${max}, got '${raw}'`)
-  return value
+  return bounded(env, name, fallback, 0, max, '0 (disables)')
 }
 
-function bounded(env: Env, name: string, fallback: number, min: number, max: number): number {
+function bounded(env: Env, name: string, fallback: number, min: number, max: number, lowest: string = String(min)): number {
   const raw = env[name]
   if (raw === undefined || raw.trim() === '') return fallback
   const value = Number(raw.trim())
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got '${raw}'`)
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new ConfigError(`${name} must be a whole number from ${lowest} to ${max}, got '${raw}'`)
   return value
 }
 

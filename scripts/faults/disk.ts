@@ -97,10 +97,14 @@ function fill(dir: string): string {
   }
 }
 
-/** A storage answer as the contract now promises it: 503, Retry-After, a detail naming storage. */
+/**
+ * A storage answer as the contract now promises it: 503, Retry-After, and a text naming storage: the `detail` of the
+ * node's own shape, or the error's `message` of the A2A v1.0 bindings (HTTP+JSON and JSON-RPC alike).
+ */
 function isStorage503(a: Answer): boolean {
-  const detail = (a.json as { detail?: unknown })?.detail
-  return a.status === 503 && a.headers.get('retry-after') !== null && typeof detail === 'string' && /storage/i.test(detail)
+  const body = a.json as { detail?: unknown; error?: { message?: unknown } } | null
+  const text = body?.detail ?? body?.error?.message
+  return a.status === 503 && a.headers.get('retry-after') !== null && typeof text === 'string' && /storage/i.test(text)
 }
 
 /** What a storage fault scenario does around the common part: make the fault, undo it. */
@@ -180,17 +184,13 @@ async function underStorageFault(
       v1Answers.push(await call(url, 'POST', '/a2a/v1', { jsonrpc: '2.0', id: i, method: 'SendMessage', params: v1Message(10 + i) }, { headers: v1 }))
     }
     const v1Refused = v1Answers.filter((a) => a.status !== 200)
-    const v1Storage = (a: Answer): boolean => {
-      const error = (a.json as { error?: { status?: unknown; code?: unknown; message?: unknown } } | null)?.error
-      return a.status === 503 && a.headers.get('retry-after') !== null && typeof error?.message === 'string' && /storage/i.test(error.message)
-    }
     report.figures.push(['A2A v1.0 writes during the fault', v1Answers.map((a) => a.status).join(', ')])
     check(report, v1Refused.length > 0, 'the storage refused no A2A v1.0 write')
     check(
       report,
-      v1Refused.every(v1Storage),
+      v1Refused.every(isStorage503),
       `A2A v1.0 answers other than 200 or 503 + Retry-After + a storage message: ${v1Refused
-        .filter((a) => !v1Storage(a))
+        .filter((a) => !isStorage503(a))
         .slice(0, 2)
         .map((a) => `${a.status} ${JSON.stringify(a.json)}`)
         .join('; ')}`,

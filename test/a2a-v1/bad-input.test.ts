@@ -26,6 +26,14 @@ for (const engine of testEngines()) {
     })
 
     const rpc = (body: string, headers: Record<string, string> = V1) => rawRequest(app.url, { method: 'POST', path: '/a2a/v1', body, headers })
+    /** SendMessage on HTTP+JSON, answered at once. */
+    const sendMessage = (messageId: string) =>
+      rawRequest(app.url, {
+        method: 'POST',
+        path: '/a2a/v1/message:send',
+        headers: V1,
+        body: JSON.stringify({ message: { ...message, messageId }, configuration: { returnImmediately: true } }),
+      })
 
     it.each([
       ['a body that is not JSON', '{"jsonrpc": "2.0", "method": ', -32700, null],
@@ -122,12 +130,7 @@ for (const engine of testEngines()) {
     })
 
     it('shows an artifact stored under the v1 media type that is not a well-formed v1 artifact as its text, on every read', async () => {
-      const sent = await rawRequest(app.url, {
-        method: 'POST',
-        path: '/a2a/v1/message:send',
-        headers: V1,
-        body: JSON.stringify({ message: { ...message, messageId: 'artifact-shapes' }, configuration: { returnImmediately: true } }),
-      })
+      const sent = await sendMessage('artifact-shapes')
       expect(sent.status).toBe(200)
       const id = (sent.json as { task: { id: string } }).task.id
       const mediaType = 'application/vnd.bernstein.a2a-v1-artifact+json'
@@ -170,12 +173,7 @@ for (const engine of testEngines()) {
         expect(res.status, path).toBe(400)
         expect((res.json as { error: { message: string } }).error.message, path).toContain(nul)
       }
-      const send = await rawRequest(app.url, {
-        method: 'POST',
-        path: '/a2a/v1/message:send',
-        headers: V1,
-        body: JSON.stringify({ message: { ...message, messageId: 'a\u0000b' }, configuration: { returnImmediately: true } }),
-      })
+      const send = await sendMessage('a\u0000b')
       expect(send.status).toBe(400)
       expect(send.json).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: `body.message.messageId: ${nul}` } })
       const get = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'a\u0000b' } }))
